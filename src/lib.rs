@@ -1,0 +1,8 @@
+//! karuta-referee: referees competitive karuta from an overhead high-frame-rate camera.
+//!
+//! Stages (see ARCHITECTURE.md): `rules` (the judge, pure), `sim` (the match simulator),
+//! `field` (calibration and the field frame), `cli` (the commands).
+
+pub mod cli;
+pub mod field;
+pub mod rules;

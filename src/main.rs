@@ -1,0 +1,70 @@
+//! The `karuta-referee` binary: parses flags and hands each subcommand to the library.
+
+use clap::{Parser, Subcommand};
+use karuta_referee::cli;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(
+    name = "karuta-referee",
+    version,
+    about = "Referees competitive karuta from an overhead camera"
+)]
+struct Args {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// The kimari-ji of every unread poem: poem, kimari-ji, length.
+    Kimariji {
+        /// Poems already read, comma-separated (e.g. 74,64).
+        #[arg(long, value_delimiter = ',')]
+        read: Vec<u8>,
+    },
+    /// Rulings for a whole match (decisions.jsonl) on stdout, then the result line.
+    Adjudicate {
+        #[arg(long)]
+        layout: PathBuf,
+        #[arg(long)]
+        readings: PathBuf,
+        #[arg(long)]
+        events: PathBuf,
+    },
+}
+
+fn main() -> ExitCode {
+    let args = match Args::try_parse() {
+        Ok(a) => a,
+        Err(e) => {
+            let _ = e.print();
+            return ExitCode::from(if e.use_stderr() {
+                cli::EXIT_BAD_INPUT as u8
+            } else {
+                0
+            });
+        }
+    };
+    let mut stdout = std::io::stdout().lock();
+    let outcome = match args.command {
+        Command::Kimariji { read } => cli::kimariji(&read, &mut stdout),
+        Command::Adjudicate {
+            layout,
+            readings,
+            events,
+        } => cli::adjudicate(&layout, &readings, &events, &mut stdout),
+    };
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("karuta-referee: {}", cli::error_line(&e));
+            ExitCode::from(if cli::is_bad_input(&e) {
+                cli::EXIT_BAD_INPUT
+            } else {
+                cli::EXIT_INTERNAL
+            } as u8)
+        }
+    }
+}

@@ -1,0 +1,845 @@
+//! The judge: match state and the ruling on each reading, from events (contract
+//! section 4) under articles 15-26. Pure: it never reads files, clocks or pixels.
+//!
+//! A reading's window is `[kami_start_s, next kami_start_s)`. Events are applied in
+//! time order; the ruling is made when the window closes.
+
+use crate::rules::geometry::FieldGeometry;
+use crate::rules::kimariji::ReadPool;
+use crate::rules::model::*;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Reader-tempo model used when a reading has no `onsets_s`: the first mora of the
+/// kami-no-ku is held, the rest follow at an even pace (a typical tournament reader).
+pub const FIRST_MORA_S: f64 = 1.15;
+pub const MORA_S: f64 = 0.26;
+/// A taking motion (23-3) lasts this long after the deciding event: touches within it
+/// are judged; later touches are tidying or sending (23-4, 25-1).
+pub const TAKING_MOTION_S: f64 = 1.0;
+/// With no take (dead card, or nobody reached the card), touches are judged for this long
+/// after the kimari-ji was decided.
+pub const NO_TAKE_WINDOW_S: f64 = 2.0;
+/// Two touch times closer than this are the same moment (18-1), whatever the error bars.
+pub const EXACT_TIE_S: f64 = 1e-6;
+/// Two touches within this many standard deviations of their combined timing error
+/// cannot be ordered by the camera: simultaneous (18-1), flagged for review.
+pub const TIE_SIGMAS: f64 = 2.0;
+
+/// Where a card is.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Location {
+    /// On a territory; `pos` is unknown for a card sent but not yet placed.
+    Field {
+        owner: Player,
+        pos: Option<(u8, f64, f64)>,
+    },
+    /// Knocked out of the playing area, still the owner's until put back (19, 12).
+    Out { owner: Player },
+    /// Taken, or otherwise removed from the match.
+    Gone,
+}
+
+impl Location {
+    fn owner(&self) -> Option<Player> {
+        match self {
+            Location::Field { owner, .. } | Location::Out { owner } => Some(*owner),
+            Location::Gone => None,
+        }
+    }
+}
+
+/// The state of a match between readings.
+#[derive(Debug, Clone)]
+pub struct Referee {
+    geometry: FieldGeometry,
+    cards: BTreeMap<u8, Location>,
+    unnamed_cards: usize,
+    lead: [Option<Hand>; 2],
+    pool: ReadPool,
+    inside: BTreeSet<(Player, Hand)>,
+    /// When each hand last entered the playing area (for close early-entry calls).
+    entered_at: BTreeMap<(Player, Hand), (f64, f64)>,
+    initial_cards: usize,
+    winner: Option<Player>,
+}
+
+/// A touch as the judge sees it: who, with which hand, and where the card lay then.
+#[derive(Debug, Clone, Copy)]
+struct SeenTouch {
+    t_s: f64,
+    t_err_s: f64,
+    conf: f64,
+    player: Player,
+    hand: Hand,
+    poem: u8,
+    direct: bool,
+    territory: Option<Player>,
+}
+
+impl Referee {
+    pub fn new(layout: &Layout) -> Self {
+        let geometry = FieldGeometry::new(layout.field.clone());
+        let mut cards = BTreeMap::new();
+        let mut unnamed_cards = 0;
+        for c in &layout.cards {
+            match c.poem {
+                Some(p) => {
+                    cards.insert(
+                        p,
+                        Location::Field {
+                            owner: c.owner,
+                            pos: Some((c.row, c.x_mm, c.y_mm)),
+                        },
+                    );
+                }
+                None => unnamed_cards += 1,
+            }
+        }
+        let initial_cards = cards.len();
+        Referee {
+            geometry,
+            cards,
+            unnamed_cards,
+            lead: [layout.lead_hand(Player::A), layout.lead_hand(Player::B)],
+            pool: ReadPool::new(),
+            inside: BTreeSet::new(),
+            entered_at: BTreeMap::new(),
+            initial_cards,
+            winner: None,
+        }
+    }
+
+    pub fn geometry(&self) -> &FieldGeometry {
+        &self.geometry
+    }
+
+    /// Cards a player has: on the territory or knocked out and not yet put back.
+    pub fn cards_of(&self, p: Player) -> u32 {
+        self.cards.values().filter(|l| l.owner() == Some(p)).count() as u32
+    }
+
+    pub fn counts(&self) -> BTreeMap<Player, u32> {
+        Player::BOTH
+            .into_iter()
+            .map(|p| (p, self.cards_of(p)))
+            .collect()
+    }
+
+    /// Cards that left the match (taken or removed).
+    pub fn cards_gone(&self) -> u32 {
+        self.cards
+            .values()
+            .filter(|l| **l == Location::Gone)
+            .count() as u32
+    }
+
+    pub fn initial_cards(&self) -> usize {
+        self.initial_cards
+    }
+
+    pub fn location(&self, poem: u8) -> Option<Location> {
+        self.cards.get(&poem).copied()
+    }
+
+    pub fn lead_hand(&self, p: Player) -> Option<Hand> {
+        self.lead[p.index()]
+    }
+
+    pub fn winner(&self) -> Option<Player> {
+        self.winner
+    }
+
+    pub fn result(&self) -> MatchResult {
+        MatchResult {
+            kind: "result".into(),
+            winner: self.winner,
+            cards: self.counts(),
+        }
+    }
+
+    /// Applies an event's effect on the physical state (no judgement).
+    pub fn observe(&mut self, e: &Event) {
+        match &e.what {
+            EventKind::Out { poem, .. } => {
+                if let Some(Location::Field { owner, .. }) = self.cards.get(poem).copied() {
+                    self.cards.insert(*poem, Location::Out { owner });
+                }
+            }
+            EventKind::Enter { player, hand } => {
+                self.inside.insert((*player, *hand));
+                self.entered_at.insert((*player, *hand), (e.t_s, e.t_err_s));
+            }
+            EventKind::Leave { player, hand } => {
+                self.inside.remove(&(*player, *hand));
+            }
+            EventKind::Send { from, poem } => {
+                if let Some(Location::Field { owner, .. }) = self.cards.get(poem).copied() {
+                    if owner == *from {
+                        self.cards.insert(
+                            *poem,
+                            Location::Field {
+                                owner: from.other(),
+                                pos: None,
+                            },
+                        );
+                    }
+                }
+            }
+            EventKind::Place {
+                poem,
+                owner,
+                row,
+                x_mm,
+                y_mm,
+            } => {
+                if let Some(l) = self.cards.get(poem).copied() {
+                    if l != Location::Gone {
+                        self.cards.insert(
+                            *poem,
+                            Location::Field {
+                                owner: *owner,
+                                pos: Some((*row, *x_mm, *y_mm)),
+                            },
+                        );
+                    }
+                }
+            }
+            EventKind::Touch { .. } | EventKind::Contact { .. } | EventKind::Unseen { .. } => {}
+        }
+    }
+
+    fn hand_counts_for_entry(&self, p: Player, h: Hand) -> bool {
+        // 21-1 names the lead hand; before it is known, either hand counts.
+        self.lead[p.index()].map_or(true, |l| l == h)
+    }
+
+    /// Rules on one reading. `events` are those of its window, in time order.
+    pub fn judge(&mut self, r: &Reading, events: &[Event]) -> Ruling {
+        let mut articles: BTreeSet<&'static str> = BTreeSet::new();
+        let mut why: Vec<String> = Vec::new();
+        let mut review: Option<Review> = None;
+        let flag = |review: &mut Option<Review>, what: ReviewWhat, reason: String| {
+            if review.is_none() {
+                *review = Some(Review { reason, what });
+            }
+        };
+
+        // 15-1: the kimari-ji against the unread poems, and when it was complete.
+        let kimariji = self
+            .pool
+            .kimariji(r.poem)
+            .map(|k| (k.kana, k.len))
+            .unwrap_or_default();
+        self.pool.mark_read(r.poem);
+        articles.insert("15-1");
+        let (decided_s, decided_estimated) = match &r.onsets_s {
+            Some(on) if on.len() >= kimariji.1 && kimariji.1 > 0 => (on[kimariji.1 - 1], false),
+            _ => (estimate_decided_s(r.kami_start_s, kimariji.1), true),
+        };
+
+        // 21-1: a hand already in the playing area when the kami-no-ku begins.
+        let mut early: Vec<(Player, f64)> = Vec::new();
+        for &(p, h) in &self.inside {
+            if self.hand_counts_for_entry(p, h) && !early.iter().any(|(q, _)| *q == p) {
+                let (t, err) = self
+                    .entered_at
+                    .get(&(p, h))
+                    .copied()
+                    .unwrap_or((r.kami_start_s, 0.0));
+                if r.kami_start_s - t <= TIE_SIGMAS * err {
+                    flag(
+                        &mut review,
+                        ReviewWhat::CloseCall,
+                        format!("{p}'s hand entered {:.1} ms before the kami-no-ku began, within the timing error", (r.kami_start_s - t) * 1e3),
+                    );
+                }
+                early.push((p, t));
+            }
+        }
+
+        // Where the read card lies as the reading begins.
+        let start_loc = self.cards.get(&r.poem).copied();
+        let (card_owner, in_play, lost) = match start_loc {
+            Some(Location::Field { owner, .. }) => (Some(owner), true, false),
+            Some(Location::Out { owner }) => (Some(owner), false, true),
+            _ => (None, false, false),
+        };
+        if start_loc.is_none() && self.unnamed_cards > 0 {
+            flag(
+                &mut review,
+                ReviewWhat::UnknownCard,
+                format!(
+                    "poem {} is not among the named cards, and {} card(s) are still unnamed",
+                    r.poem, self.unnamed_cards
+                ),
+            );
+        }
+
+        // Walk the window in time order, recording what the judgement needs.
+        let sent_later: BTreeSet<(Player, u8)> = events
+            .iter()
+            .filter_map(|e| match e.what {
+                EventKind::Send { from, poem } => Some((from, poem)),
+                _ => None,
+            })
+            .collect();
+        let mut touches: Vec<SeenTouch> = Vec::new();
+        let mut out_of_read: Option<(f64, By, Option<Hand>, f64)> = None;
+        let mut sends_done: Vec<SendDone> = Vec::new();
+        let mut late_sends: Vec<SendDone> = Vec::new();
+        let mut contact_t: Option<f64> = None;
+        let mut unseen: Vec<(f64, f64, String)> = Vec::new();
+        for e in events {
+            match &e.what {
+                EventKind::Touch {
+                    player,
+                    hand,
+                    poem,
+                    direct,
+                } => {
+                    if *direct && self.lead[player.index()].is_none() {
+                        // 13-2 note: the hand that first touches a card is the lead hand.
+                        self.lead[player.index()] = Some(*hand);
+                        articles.insert("13-2");
+                    }
+                    let territory = match self.cards.get(poem) {
+                        Some(Location::Field { owner, .. }) => Some(*owner),
+                        _ => None,
+                    };
+                    touches.push(SeenTouch {
+                        t_s: e.t_s,
+                        t_err_s: e.t_err_s,
+                        conf: e.conf,
+                        player: *player,
+                        hand: *hand,
+                        poem: *poem,
+                        direct: *direct,
+                        territory,
+                    });
+                }
+                EventKind::Out { poem, by, hand } if *poem == r.poem && out_of_read.is_none() => {
+                    if in_play {
+                        out_of_read = Some((e.t_s, *by, *hand, e.conf));
+                    }
+                }
+                EventKind::Send { from, poem } => {
+                    let owns = matches!(self.cards.get(poem), Some(Location::Field { owner, .. }) if owner == from);
+                    let s = SendDone {
+                        from: *from,
+                        poem: *poem,
+                        t_s: e.t_s,
+                    };
+                    if r.shimo_start_s.is_some_and(|sh| e.t_s >= sh) {
+                        // 25-5: the right to send is lost once the shimo-no-ku begins.
+                        late_sends.push(s);
+                        continue;
+                    }
+                    if owns {
+                        sends_done.push(s);
+                    }
+                }
+                EventKind::Contact { .. } => {
+                    contact_t.get_or_insert(e.t_s);
+                }
+                EventKind::Unseen { from_s, to_s, what } => {
+                    unseen.push((*from_s, *to_s, what.clone()))
+                }
+                _ => {}
+            }
+            self.observe(e);
+        }
+
+        // ---- The take (17, 18, 19, 21).
+        let mut take: Option<Take> = None;
+        let mut confidence: f64 = 1.0;
+        let mut fouls_invalid = false;
+        if r.void {
+            // 15-1 note, 23-6: a void reading counts no take and no otetsuki.
+            articles.insert("23-6");
+            fouls_invalid = true;
+            why.push(
+                "The head judge declared the reading void: no take and no otetsuki count.".into(),
+            );
+        } else if lost {
+            // 19-1: a lost card read goes to the opponent of its owner; otetsuki are invalid.
+            let owner = card_owner.unwrap_or(Player::A);
+            articles.insert("19-1");
+            fouls_invalid = true;
+            take = Some(Take {
+                player: owner.other(),
+                how: TakeHow::Awarded,
+                t_s: decided_s,
+                margin_ms: None,
+            });
+            why.push(format!(
+                "Poem {} had left the playing area and was not put back: {} is awarded it; otetsuki do not count (19).",
+                r.poem,
+                owner.other()
+            ));
+        } else if in_play {
+            let owner = card_owner.unwrap_or(Player::A);
+            let until = out_of_read.map(|o| o.0).unwrap_or(f64::INFINITY);
+            // Each player's first direct touch of the read card while it is still in the area (17-3).
+            let first: [Option<SeenTouch>; 2] = Player::BOTH.map(|p| {
+                touches
+                    .iter()
+                    .filter(|t| t.player == p && t.poem == r.poem && t.direct && t.t_s <= until)
+                    .min_by(|a, b| a.t_s.total_cmp(&b.t_s))
+                    .copied()
+            });
+            let rival_time = |p: Player| -> Option<f64> {
+                let mut t = first[p.index()].map(|x| x.t_s);
+                if let Some((to, by, _, _)) = out_of_read {
+                    if by.player() == Some(p) || by == By::Both {
+                        t = Some(t.map_or(to, |x| x.min(to)));
+                    }
+                }
+                t
+            };
+            match (first[0], first[1]) {
+                (None, None) => match out_of_read {
+                    Some((t, by, hand, conf)) => {
+                        confidence = confidence.min(conf);
+                        match by.player() {
+                            None => {
+                                // 18-2: a push-out nobody can be said to have won goes to the owner.
+                                articles.extend(["17-2", "18-2"]);
+                                take = Some(Take {
+                                    player: owner,
+                                    how: TakeHow::Simultaneous,
+                                    t_s: t,
+                                    margin_ms: Some(0.0),
+                                });
+                                why.push(format!("Both drove {} out of the playing area together: it goes to its owner {owner} (18-2).", r.poem));
+                            }
+                            Some(p) => {
+                                let non_lead = hand
+                                    .is_some_and(|h| self.lead[p.index()].is_some_and(|l| l != h));
+                                let margin = rival_time(p.other()).map(|rt| (rt - t).abs() * 1e3);
+                                if non_lead {
+                                    // 21-3 note: a push-out with the other hand does not count.
+                                    articles.extend(["17-2", "21-3"]);
+                                    take = Some(Take {
+                                        player: p.other(),
+                                        how: TakeHow::Awarded,
+                                        t_s: t,
+                                        margin_ms: margin,
+                                    });
+                                    why.push(format!("{p} drove {} out with the hand that is not the lead hand: the take goes to {} (21-3).", r.poem, p.other()));
+                                } else {
+                                    articles.insert("17-2");
+                                    take = Some(Take {
+                                        player: p,
+                                        how: TakeHow::PushOut,
+                                        t_s: t,
+                                        margin_ms: margin,
+                                    });
+                                    why.push(format!("{p} drove {} wholly out of the playing area before any direct touch (17-2).", r.poem));
+                                }
+                            }
+                        }
+                    }
+                    None => {
+                        articles.insert("28-1");
+                        flag(
+                            &mut review,
+                            ReviewWhat::Rules,
+                            format!(
+                                "nobody touched or drove out poem {}, which was in play",
+                                r.poem
+                            ),
+                        );
+                        why.push(format!(
+                            "Nobody took {}: the judge decides what becomes of it (28-1).",
+                            r.poem
+                        ));
+                    }
+                },
+                (a, b) => {
+                    let winner = match (a, b) {
+                        (Some(x), None) | (None, Some(x)) => Ok(x),
+                        (Some(x), Some(y)) => {
+                            let dt = (x.t_s - y.t_s).abs();
+                            let sigma = (x.t_err_s.powi(2) + y.t_err_s.powi(2)).sqrt();
+                            if dt <= EXACT_TIE_S || dt <= TIE_SIGMAS * sigma {
+                                if dt > EXACT_TIE_S {
+                                    flag(
+                                        &mut review,
+                                        ReviewWhat::CloseCall,
+                                        format!("the touches are {:.1} ms apart, within the camera's timing error ({:.1} ms)", dt * 1e3, sigma * 1e3),
+                                    );
+                                }
+                                Err((x, y))
+                            } else if x.t_s < y.t_s {
+                                Ok(x)
+                            } else {
+                                Ok(y)
+                            }
+                        }
+                        (None, None) => unreachable!("matched above"),
+                    };
+                    match winner {
+                        Err((x, y)) => {
+                            // 18-1: simultaneous direct touches go to the owner of the card.
+                            articles.insert("18-1");
+                            confidence = confidence.min(x.conf).min(y.conf);
+                            take = Some(Take {
+                                player: owner,
+                                how: TakeHow::Simultaneous,
+                                t_s: x.t_s.min(y.t_s),
+                                margin_ms: Some((x.t_s - y.t_s).abs() * 1e3),
+                            });
+                            why.push(format!("A and B touched {} at the same moment: it goes to {owner}, on whose territory it lay (18-1).", r.poem));
+                        }
+                        Ok(w) => {
+                            confidence = confidence.min(w.conf);
+                            let margin = rival_time(w.player.other()).map(|rt| (rt - w.t_s) * 1e3);
+                            let lead_ok = self.lead[w.player.index()].map_or(true, |l| l == w.hand);
+                            if lead_ok {
+                                articles.insert("17-1");
+                                if out_of_read.is_some() {
+                                    articles.insert("17-3");
+                                }
+                                take = Some(Take {
+                                    player: w.player,
+                                    how: TakeHow::Direct,
+                                    t_s: w.t_s,
+                                    margin_ms: margin,
+                                });
+                                let by = match margin {
+                                    Some(m) => format!(" {m:.1} ms before {}", w.player.other()),
+                                    None => String::new(),
+                                };
+                                why.push(format!(
+                                    "{} touched {} in {owner}'s territory{by} (17-1).",
+                                    w.player, r.poem
+                                ));
+                            } else {
+                                // 21-3: a direct touch with the other hand gives the card to the opponent.
+                                articles.insert("21-3");
+                                take = Some(Take {
+                                    player: w.player.other(),
+                                    how: TakeHow::Awarded,
+                                    t_s: w.t_s,
+                                    margin_ms: margin,
+                                });
+                                why.push(format!("{} touched {} first but with the {} hand, not the lead hand: the take goes to {} (21-3).", w.player, r.poem, w.hand, w.player.other()));
+                            }
+                        }
+                    }
+                }
+            }
+        } else {
+            articles.insert("23-1");
+            why.push(format!(
+                "Poem {} is a dead card (on neither territory).",
+                r.poem
+            ));
+        }
+
+        // 21-1: early entry voids the offender's take, which goes to the opponent.
+        if !early.is_empty() {
+            articles.insert("21-1");
+            if early.len() == 1 {
+                let off = early[0].0;
+                if let Some(t) = take.as_mut() {
+                    if t.player == off {
+                        t.player = off.other();
+                        t.how = TakeHow::Awarded;
+                        why.push(format!("{off}'s lead hand was in the playing area before the reading began: the take goes to {} (21-1).", off.other()));
+                    }
+                }
+            }
+        }
+
+        // ---- Otetsuki (23, 25-3).
+        let anchor = take.as_ref().map(|t| t.t_s.max(decided_s.min(t.t_s)));
+        let window_end = {
+            let end = match anchor {
+                Some(t) => t + TAKING_MOTION_S,
+                None => decided_s + NO_TAKE_WINDOW_S,
+            };
+            r.shimo_start_s.map_or(end, |sh| end.min(sh))
+        };
+        let read_territory = if in_play { card_owner } else { None };
+        let mut fouls: Vec<Foul> = Vec::new();
+        for p in Player::BOTH {
+            let lead = self.lead[p.index()];
+            let mut hit: BTreeMap<Player, f64> = BTreeMap::new();
+            for t in touches
+                .iter()
+                .filter(|t| t.player == p && t.t_s <= window_end)
+            {
+                if t.poem == r.poem || !t.direct {
+                    continue; // 23-2: struck by a card, not by the hand
+                }
+                if lead.is_some_and(|l| l != t.hand) {
+                    articles.insert("23-5");
+                    continue; // 23-5: the other hand commits no otetsuki
+                }
+                if sent_later.contains(&(p, t.poem)) {
+                    continue; // 25-1: picking up the card to send
+                }
+                let Some(terr) = t.territory else { continue };
+                if in_play && Some(terr) == read_territory {
+                    continue; // 23-1 note: other cards on the read card's territory
+                }
+                hit.entry(terr).or_insert(t.t_s);
+            }
+            if hit.is_empty() {
+                continue;
+            }
+            let t_first = hit.values().copied().fold(f64::INFINITY, f64::min);
+            if in_play || lost || r.void {
+                articles.insert("23-1");
+                fouls.push(Foul {
+                    player: p,
+                    kind: FoulKind::WrongTerritory,
+                    t_s: t_first,
+                    count: 1,
+                    cancelled: false,
+                });
+            } else if hit.len() == 2 {
+                articles.insert("25-3");
+                fouls.push(Foul {
+                    player: p,
+                    kind: FoulKind::Double,
+                    t_s: t_first,
+                    count: 2,
+                    cancelled: false,
+                });
+            } else {
+                articles.insert("23-1");
+                fouls.push(Foul {
+                    player: p,
+                    kind: FoulKind::DeadCard,
+                    t_s: t_first,
+                    count: 1,
+                    cancelled: false,
+                });
+            }
+        }
+        for (p, t) in &early {
+            fouls.push(Foul {
+                player: *p,
+                kind: FoulKind::EarlyEntry,
+                t_s: *t,
+                count: 1,
+                cancelled: false,
+            });
+        }
+        if fouls_invalid {
+            for f in fouls.iter_mut() {
+                f.cancelled = true;
+            }
+        } else if early.len() == 1 {
+            // 21 note: the side that kept to the rules has its otetsuki lifted.
+            let off = early[0].0;
+            for f in fouls.iter_mut().filter(|f| f.player != off) {
+                f.cancelled = true;
+            }
+            why.push(format!("{off} is charged an otetsuki for early entry and {}'s otetsuki, if any, are lifted (21 note).", off.other()));
+        }
+        for f in fouls
+            .iter()
+            .filter(|f| !f.cancelled && f.kind != FoulKind::EarlyEntry)
+        {
+            why.push(match f.kind {
+                FoulKind::WrongTerritory => format!(
+                    "{} touched a territory without the read card (23-1).",
+                    f.player
+                ),
+                FoulKind::DeadCard => {
+                    format!("{} touched a card during a dead card (23-1).", f.player)
+                }
+                FoulKind::Double => format!(
+                    "{} touched both territories during a dead card: a double otetsuki (25-3).",
+                    f.player
+                ),
+                FoulKind::EarlyEntry => String::new(),
+            });
+        }
+        if let Some(t) = contact_t {
+            if fouls.iter().any(|f| !f.cancelled) {
+                articles.insert("24-1");
+                flag(&mut review, ReviewWhat::Contact, format!("the players' hands touched at {t:.3} s; whether an otetsuki is mutual is the judge's call (24)"));
+            }
+        }
+        if let Some((a, b, what)) = unseen
+            .iter()
+            .find(|(a, b, _)| *b >= r.kami_start_s && *a <= window_end)
+        {
+            flag(
+                &mut review,
+                ReviewWhat::Unseen,
+                format!("the camera could not see {what} from {a:.3} s to {b:.3} s"),
+            );
+        }
+
+        // ---- Sends (25).
+        let mut owed_raw = [0u32; 2];
+        if let (Some(t), Some(owner)) = (take.as_ref(), card_owner) {
+            if t.player != owner && (in_play || lost) {
+                owed_raw[t.player.index()] += 1; // 25-1
+                articles.insert("25-1");
+            }
+        }
+        let take_send = owed_raw;
+        for f in fouls.iter().filter(|f| !f.cancelled) {
+            owed_raw[f.player.other().index()] += f.count;
+        }
+        if take_send.iter().sum::<u32>() > 0
+            && fouls.iter().any(|f| {
+                !f.cancelled && take.as_ref().is_some_and(|t| f.player == t.player.other())
+            })
+        {
+            articles.insert("25-2");
+        }
+        let common = owed_raw[0].min(owed_raw[1]);
+        if common > 0 {
+            // 25-4: what both must send cancels; only the difference is sent.
+            articles.insert("25-4");
+            for p in Player::BOTH {
+                // p's fouls are what the opponent may send for; they are cancelled first.
+                let mut left = common;
+                for f in fouls.iter_mut().filter(|f| f.player == p && !f.cancelled) {
+                    if f.count <= left {
+                        left -= f.count;
+                        f.cancelled = true;
+                    }
+                }
+            }
+            why.push(format!(
+                "Both sides owed cards: {common} cancel on each side (25-4)."
+            ));
+        }
+        // The read card leaves the match once the reading is ruled on.
+        if !r.void && (in_play || lost) {
+            self.cards.insert(r.poem, Location::Gone);
+        }
+        // A player cannot send more cards than they hold: whoever took their last card has won.
+        let mut owed: BTreeMap<Player, u32> = BTreeMap::new();
+        for p in Player::BOTH {
+            let sent = |q: Player| sends_done.iter().filter(|s| s.from == q).count() as u32;
+            let held_before_sends = (self.cards_of(p) + sent(p)).saturating_sub(sent(p.other()));
+            let net = (owed_raw[p.index()] - common).min(held_before_sends);
+            if net > 0 {
+                owed.insert(p, net);
+            }
+        }
+        for (p, n) in &owed {
+            let done = sends_done.iter().filter(|s| s.from == *p).count() as u32;
+            if done < *n {
+                why.push(format!(
+                    "{p} owes {n} card(s) and sent {done} before the shimo-no-ku began."
+                ));
+            } else {
+                why.push(format!("{p} sends {n} card(s) (25)."));
+            }
+        }
+        if !late_sends.is_empty() {
+            articles.insert("25-5");
+            why.push(format!(
+                "{} card(s) sent after the shimo-no-ku began do not count (25-5).",
+                late_sends.len()
+            ));
+        }
+        if take.is_none() && fouls.iter().all(|f| f.cancelled) && !in_play && !lost && !r.void {
+            why.push("Nobody touched a card: nothing to rule.".into());
+        }
+        if matches!(
+            review,
+            Some(Review {
+                what: ReviewWhat::CloseCall,
+                ..
+            })
+        ) {
+            confidence *= 0.6;
+        }
+
+        let cards_after = self.counts();
+        if self.winner.is_none() {
+            for p in Player::BOTH {
+                if cards_after[&p] == 0 {
+                    self.winner = Some(p);
+                    articles.insert("1-2");
+                    why.push(format!("{p} has no cards left and wins (1)."));
+                }
+            }
+        }
+
+        Ruling {
+            kind: "reading".into(),
+            seq: r.seq,
+            poem: r.poem,
+            card: CardStatus {
+                owner: card_owner,
+                in_play,
+            },
+            kimariji: kimariji.0,
+            decided_s,
+            decided_estimated,
+            take,
+            fouls,
+            sends: Sends {
+                owed,
+                done: sends_done,
+            },
+            cards_after,
+            articles: articles.into_iter().map(String::from).collect(),
+            why: why.join(" "),
+            confidence,
+            needs_review: review,
+        }
+    }
+}
+
+/// `decided_s` from the reader-tempo model: onset of the `len`-th unit.
+pub fn estimate_decided_s(kami_start_s: f64, len: usize) -> f64 {
+    match len {
+        0 | 1 => kami_start_s,
+        n => kami_start_s + FIRST_MORA_S + MORA_S * (n as f64 - 2.0),
+    }
+}
+
+/// A whole match: rulings for each reading in order, stopping when a player has won,
+/// then the result. `on_ruling` is called as each ruling is made (so a caller can write
+/// and flush it at once).
+pub fn adjudicate_with(
+    layout: &Layout,
+    readings: &[Reading],
+    events: &[Event],
+    mut on_ruling: impl FnMut(&Ruling),
+) -> (Vec<Ruling>, MatchResult) {
+    let mut referee = Referee::new(layout);
+    let mut rulings = Vec::with_capacity(readings.len());
+    let mut i = 0;
+    let first_start = readings.first().map_or(f64::INFINITY, |r| r.kami_start_s);
+    while i < events.len() && events[i].t_s < first_start {
+        referee.observe(&events[i]);
+        i += 1;
+    }
+    for (k, r) in readings.iter().enumerate() {
+        if referee.winner().is_some() {
+            break;
+        }
+        let end = readings
+            .get(k + 1)
+            .map_or(f64::INFINITY, |n| n.kami_start_s);
+        let j = i + events[i..].iter().take_while(|e| e.t_s < end).count();
+        let ruling = referee.judge(r, &events[i..j]);
+        on_ruling(&ruling);
+        rulings.push(ruling);
+        i = j;
+    }
+    (rulings, referee.result())
+}
+
+/// A whole match, collected.
+pub fn adjudicate(
+    layout: &Layout,
+    readings: &[Reading],
+    events: &[Event],
+) -> (Vec<Ruling>, MatchResult) {
+    adjudicate_with(layout, readings, events, |_| {})
+}
