@@ -620,12 +620,18 @@ impl Referee {
             }
         }
         for (p, t) in &early {
+            // One otetsuki per player and reading (a double counts two, 25-3): an early
+            // entry is the offender's otetsuki, unless a double already charges more.
+            let double = fouls.iter().any(|f| f.player == *p && f.count == 2);
+            for f in fouls.iter_mut().filter(|f| f.player == *p && f.count == 1) {
+                f.cancelled = true;
+            }
             fouls.push(Foul {
                 player: *p,
                 kind: FoulKind::EarlyEntry,
                 t_s: *t,
                 count: 1,
-                cancelled: false,
+                cancelled: double,
             });
         }
         if fouls_invalid {

@@ -1,0 +1,590 @@
+//! The rules engine against the rule book: one test per article, each with the smallest
+//! match that exercises it (articles as numbered in the official detailed rules).
+
+use karuta_referee::rules::model::*;
+use karuta_referee::rules::{adjudicate, geometry::FieldGeometry, Referee};
+use std::collections::BTreeMap;
+
+use Player::{A, B};
+
+/// A layout with A's and B's cards in row 1 of each territory, lead hands right (A) and
+/// left (B).
+fn layout(a: &[u8], b: &[u8]) -> Layout {
+    let g = FieldGeometry::default();
+    let mut cards = Vec::new();
+    for (owner, list) in [(A, a), (B, b)] {
+        for (i, &p) in list.iter().enumerate() {
+            cards.push(CardPlacement {
+                poem: Some(p),
+                owner,
+                row: 1,
+                x_mm: -400.0 + 60.0 * i as f64,
+                y_mm: g.row_center_y_mm(owner, 1),
+                angle_deg: 0.0,
+                poem_score: None,
+            });
+        }
+    }
+    let mut players = BTreeMap::new();
+    players.insert(
+        A,
+        PlayerInfo {
+            name: "A".into(),
+            lead_hand: Some(Hand::Right),
+        },
+    );
+    players.insert(
+        B,
+        PlayerInfo {
+            name: "B".into(),
+            lead_hand: Some(Hand::Left),
+        },
+    );
+    Layout {
+        field: FieldSize::default(),
+        players,
+        cards,
+    }
+}
+
+fn lead(p: Player) -> Hand {
+    match p {
+        A => Hand::Right,
+        B => Hand::Left,
+    }
+}
+
+/// Reading `seq` of `poem` starting at 10 s x seq, every kana onset given.
+fn reading(seq: u32, poem: u8) -> Reading {
+    let k0 = 10.0 * seq as f64;
+    Reading {
+        seq,
+        poem,
+        kami_start_s: k0,
+        onsets_s: Some(
+            (0..6)
+                .map(|i| {
+                    if i == 0 {
+                        k0
+                    } else {
+                        k0 + 1.15 + 0.26 * (i - 1) as f64
+                    }
+                })
+                .collect(),
+        ),
+        kami_end_s: Some(k0 + 4.0),
+        shimo_start_s: Some(k0 + 8.0),
+        void: false,
+    }
+}
+
+fn ev(t_s: f64, what: EventKind) -> Event {
+    Event::new(t_s, what)
+}
+fn touch(t_s: f64, player: Player, poem: u8) -> Event {
+    ev(
+        t_s,
+        EventKind::Touch {
+            player,
+            hand: lead(player),
+            poem,
+            direct: true,
+        },
+    )
+}
+fn touch_other_hand(t_s: f64, player: Player, poem: u8) -> Event {
+    let hand = if lead(player) == Hand::Right {
+        Hand::Left
+    } else {
+        Hand::Right
+    };
+    ev(
+        t_s,
+        EventKind::Touch {
+            player,
+            hand,
+            poem,
+            direct: true,
+        },
+    )
+}
+fn out(t_s: f64, poem: u8, by: By) -> Event {
+    ev(
+        t_s,
+        EventKind::Out {
+            poem,
+            by,
+            hand: None,
+        },
+    )
+}
+fn send(t_s: f64, from: Player, poem: u8) -> Event {
+    ev(t_s, EventKind::Send { from, poem })
+}
+
+/// Rules on one reading (seq 1) of `poem`, with events at 10 s + offset.
+fn judge_one(l: &Layout, poem: u8, events: &[Event]) -> Ruling {
+    let (rulings, _) = adjudicate(l, &[reading(1, poem)], events);
+    rulings.into_iter().next().expect("one ruling")
+}
+
+fn owed(r: &Ruling, p: Player) -> u32 {
+    r.sends.owed.get(&p).copied().unwrap_or(0)
+}
+fn live_fouls(r: &Ruling, p: Player) -> u32 {
+    r.fouls
+        .iter()
+        .filter(|f| f.player == p && !f.cancelled)
+        .map(|f| f.count)
+        .sum()
+}
+fn take(r: &Ruling) -> (Player, TakeHow) {
+    let t = r.take.as_ref().expect("a take");
+    (t.player, t.how)
+}
+
+#[test]
+fn art_15_1_decided_at_the_last_kana_of_the_dynamic_kimariji() {
+    // 44 あふこ needs three kana while 60 and 95 are unread, two once they are read.
+    let l = layout(&[44, 1], &[2, 3]);
+    let r = judge_one(&l, 44, &[]);
+    assert_eq!(r.kimariji, "あふこ");
+    assert!((r.decided_s - (10.0 + 1.15 + 0.26)).abs() < 1e-9);
+    let rs = vec![reading(1, 60), reading(2, 95), reading(3, 44)];
+    let (rulings, _) = adjudicate(&l, &rs, &[]);
+    assert_eq!(rulings[2].kimariji, "あふ");
+    assert!((rulings[2].decided_s - (30.0 + 1.15)).abs() < 1e-9);
+    assert!(!rulings[2].decided_estimated);
+}
+
+#[test]
+fn art_15_1_without_onsets_decided_is_estimated() {
+    let l = layout(&[44], &[30]);
+    let mut r = reading(1, 44);
+    r.onsets_s = None;
+    let (rulings, _) = adjudicate(&l, &[r], &[]);
+    assert!(rulings[0].decided_estimated);
+    // Three kana: the held first mora and one more at the reader's pace.
+    let want =
+        10.0 + karuta_referee::rules::engine::FIRST_MORA_S + karuta_referee::rules::engine::MORA_S;
+    assert!((rulings[0].decided_s - want).abs() < 1e-9);
+}
+
+#[test]
+fn art_17_1_first_direct_touch_with_the_lead_hand_takes() {
+    let l = layout(&[5], &[30]);
+    let r = judge_one(&l, 5, &[touch(11.80, B, 5), touch(11.82, A, 5)]);
+    assert_eq!(take(&r), (B, TakeHow::Direct));
+    let m = r.take.as_ref().unwrap().margin_ms.unwrap();
+    assert!((m - 20.0).abs() < 1e-6, "margin {m}");
+    assert!(r.articles.contains(&"17-1".to_string()));
+    // 25-1: B took from A's territory and may send one.
+    assert_eq!(owed(&r, B), 1);
+}
+
+#[test]
+fn art_17_1_taking_your_own_card_sends_nothing() {
+    let l = layout(&[5], &[30]);
+    let r = judge_one(&l, 5, &[touch(11.80, A, 5), touch(11.81, B, 5)]);
+    assert_eq!(take(&r), (A, TakeHow::Direct));
+    assert!(r.sends.owed.is_empty());
+    assert_eq!(r.cards_after[&A], 0);
+}
+
+#[test]
+fn art_17_2_push_out_takes_when_the_card_is_wholly_out() {
+    let l = layout(&[5, 6], &[30]);
+    let r = judge_one(&l, 5, &[out(11.80, 5, By::B), touch(11.90, A, 5)]);
+    assert_eq!(take(&r), (B, TakeHow::PushOut));
+    assert!(r.articles.contains(&"17-2".to_string()));
+}
+
+#[test]
+fn art_17_2_note_a_card_that_stays_on_the_field_is_no_push_out() {
+    // B shoves the card but it never leaves the area (no `out`): A's touch takes.
+    let l = layout(&[5, 6], &[30]);
+    let r = judge_one(&l, 5, &[touch(11.90, A, 5)]);
+    assert_eq!(take(&r), (A, TakeHow::Direct));
+}
+
+#[test]
+fn art_17_2_note_disadvantageous_take_cancels_against_own_otetsuki() {
+    // B knocks A's card out and touches B's own territory on the way: take and otetsuki.
+    let l = layout(&[5, 6], &[30, 31]);
+    let r = judge_one(&l, 5, &[out(11.80, 5, By::B), touch(11.85, B, 30)]);
+    assert_eq!(take(&r), (B, TakeHow::PushOut));
+    assert_eq!(r.fouls.len(), 1);
+    assert!(
+        r.fouls[0].cancelled,
+        "25-4 cancels the otetsuki against the send"
+    );
+    assert!(r.sends.owed.is_empty());
+    assert!(r.articles.contains(&"25-4".to_string()));
+}
+
+#[test]
+fn art_17_3_a_direct_touch_while_the_card_is_still_inside_beats_the_push_out() {
+    let l = layout(&[5, 6], &[30]);
+    let r = judge_one(&l, 5, &[touch(11.78, A, 5), out(11.80, 5, By::B)]);
+    assert_eq!(take(&r), (A, TakeHow::Direct));
+    assert!(r.articles.contains(&"17-3".to_string()));
+}
+
+#[test]
+fn art_18_1_simultaneous_direct_touches_go_to_the_owner() {
+    let l = layout(&[5, 6], &[30, 31]);
+    let r = judge_one(&l, 30, &[touch(11.80, A, 30), touch(11.80, B, 30)]);
+    assert_eq!(take(&r), (B, TakeHow::Simultaneous));
+    assert!(r.needs_review.is_none());
+}
+
+#[test]
+fn art_18_1_touches_closer_than_the_timing_error_are_simultaneous_and_flagged() {
+    let l = layout(&[5, 6], &[30, 31]);
+    let mut a = touch(11.800, A, 30);
+    let mut b = touch(11.803, B, 30);
+    a.t_err_s = 0.002;
+    b.t_err_s = 0.002;
+    let r = judge_one(&l, 30, &[a, b]);
+    assert_eq!(take(&r), (B, TakeHow::Simultaneous));
+    assert_eq!(r.needs_review.as_ref().unwrap().what, ReviewWhat::CloseCall);
+    // Exact times 3 ms apart are not simultaneous.
+    let r = judge_one(&l, 30, &[touch(11.800, A, 30), touch(11.803, B, 30)]);
+    assert_eq!(take(&r), (A, TakeHow::Direct));
+}
+
+#[test]
+fn art_18_2_a_push_out_by_both_goes_to_the_owner() {
+    let l = layout(&[5, 6], &[30]);
+    let r = judge_one(&l, 5, &[out(11.80, 5, By::Both)]);
+    assert_eq!(take(&r), (A, TakeHow::Simultaneous));
+}
+
+#[test]
+fn art_19_1_a_lost_card_read_goes_to_the_opponent_and_otetsuki_are_invalid() {
+    // Card 6 is knocked out during reading 1 and never put back; reading 2 reads it.
+    let l = layout(&[5, 6, 7], &[30, 31]);
+    let ev = vec![touch(11.80, A, 5), out(11.81, 6, By::A), touch(21.80, B, 7)];
+    let (rulings, _) = adjudicate(&l, &[reading(1, 5), reading(2, 6)], &ev);
+    let r = &rulings[1];
+    assert!(!r.card.in_play);
+    assert_eq!(r.card.owner, Some(A));
+    assert_eq!(take(r), (B, TakeHow::Awarded));
+    assert!(r.fouls.iter().all(|f| f.cancelled));
+    assert!(r.articles.contains(&"19-1".to_string()));
+}
+
+#[test]
+fn art_21_1_early_entry_voids_the_take_charges_an_otetsuki_and_lifts_the_others() {
+    let l = layout(&[5, 6], &[30, 31]);
+    let ev = vec![
+        ev(
+            9.90,
+            EventKind::Enter {
+                player: A,
+                hand: Hand::Right,
+            },
+        ),
+        touch(11.80, A, 5),
+        touch(11.85, B, 30), // B's own otetsuki, lifted by the note to 21
+    ];
+    let r = judge_one(&l, 5, &ev);
+    assert_eq!(take(&r), (B, TakeHow::Awarded));
+    let early: Vec<_> = r
+        .fouls
+        .iter()
+        .filter(|f| f.kind == FoulKind::EarlyEntry)
+        .collect();
+    assert_eq!(early.len(), 1);
+    assert_eq!(early[0].player, A);
+    assert_eq!(live_fouls(&r, B), 0);
+    // B was awarded A's card (1) and A's early-entry otetsuki (1): B sends two.
+    assert_eq!(owed(&r, B), 2);
+}
+
+#[test]
+fn art_21_1_a_hand_that_left_before_the_reading_is_no_early_entry() {
+    let l = layout(&[5, 6], &[30, 31]);
+    let ev = vec![
+        ev(
+            9.0,
+            EventKind::Enter {
+                player: A,
+                hand: Hand::Right,
+            },
+        ),
+        ev(
+            9.5,
+            EventKind::Leave {
+                player: A,
+                hand: Hand::Right,
+            },
+        ),
+        touch(11.80, A, 5),
+    ];
+    let r = judge_one(&l, 5, &ev);
+    assert_eq!(take(&r), (A, TakeHow::Direct));
+    assert!(r.fouls.is_empty());
+}
+
+#[test]
+fn art_21_3_a_direct_touch_with_the_other_hand_gives_the_card_to_the_opponent() {
+    let l = layout(&[5, 6], &[30]);
+    let r = judge_one(&l, 5, &[touch_other_hand(11.80, A, 5), touch(11.90, B, 5)]);
+    assert_eq!(take(&r), (B, TakeHow::Awarded));
+    assert!(r.articles.contains(&"21-3".to_string()));
+}
+
+#[test]
+fn art_21_3_note_a_push_out_with_the_other_hand_does_not_count() {
+    let l = layout(&[5, 6], &[30]);
+    let e = ev(
+        11.80,
+        EventKind::Out {
+            poem: 5,
+            by: By::B,
+            hand: Some(Hand::Right),
+        },
+    );
+    let r = judge_one(&l, 5, &[e]);
+    assert_eq!(take(&r), (A, TakeHow::Awarded));
+}
+
+#[test]
+fn art_23_1_touching_a_territory_without_the_read_card_is_otetsuki() {
+    let l = layout(&[5, 6], &[30, 31]);
+    let r = judge_one(&l, 5, &[touch(11.70, B, 31), touch(11.80, A, 5)]);
+    assert_eq!(take(&r), (A, TakeHow::Direct));
+    assert_eq!(live_fouls(&r, B), 1);
+    assert_eq!(r.fouls[0].kind, FoulKind::WrongTerritory);
+    // A took its own card and B fouled: A sends one (25-1).
+    assert_eq!(owed(&r, A), 1);
+}
+
+#[test]
+fn art_23_1_note_touching_other_cards_in_the_read_cards_territory_is_no_otetsuki() {
+    let l = layout(&[5, 6], &[30, 31]);
+    let r = judge_one(&l, 5, &[touch(11.70, B, 6), touch(11.80, A, 5)]);
+    assert!(r.fouls.is_empty());
+}
+
+#[test]
+fn art_23_1_any_touch_during_a_dead_card_is_otetsuki() {
+    let l = layout(&[5, 6], &[30, 31]);
+    let r = judge_one(&l, 77, &[touch(11.80, A, 6)]);
+    assert_eq!(r.card.owner, None);
+    assert!(r.take.is_none());
+    assert_eq!(r.fouls[0].kind, FoulKind::DeadCard);
+    assert_eq!(owed(&r, B), 1);
+}
+
+#[test]
+fn art_23_2_a_card_struck_by_a_knocked_card_is_no_otetsuki() {
+    let l = layout(&[5, 6], &[30, 31]);
+    let e = ev(
+        11.85,
+        EventKind::Touch {
+            player: A,
+            hand: Hand::Right,
+            poem: 31,
+            direct: false,
+        },
+    );
+    let r = judge_one(&l, 5, &[touch(11.80, A, 5), e]);
+    assert!(r.fouls.is_empty());
+}
+
+#[test]
+fn art_23_5_the_other_hand_commits_no_otetsuki() {
+    let l = layout(&[5, 6], &[30, 31]);
+    let r = judge_one(&l, 77, &[touch_other_hand(11.80, A, 6)]);
+    assert!(r.fouls.is_empty());
+}
+
+#[test]
+fn art_23_6_a_void_reading_counts_no_take_and_no_otetsuki() {
+    let l = layout(&[5, 6], &[30, 31]);
+    let mut rd = reading(1, 5);
+    rd.void = true;
+    let (rulings, _) = adjudicate(&l, &[rd], &[touch(11.70, B, 31), touch(11.80, A, 5)]);
+    let r = &rulings[0];
+    assert!(r.take.is_none());
+    assert!(r.fouls.iter().all(|f| f.cancelled));
+    assert!(r.sends.owed.is_empty());
+}
+
+#[test]
+fn art_25_2_take_from_opponent_plus_opponents_otetsuki_sends_two() {
+    let l = layout(&[5], &[30, 31]);
+    let r = judge_one(&l, 5, &[touch(11.70, A, 31), touch(11.80, B, 5)]);
+    assert_eq!(take(&r), (B, TakeHow::Direct));
+    assert_eq!(owed(&r, B), 2);
+    assert!(r.articles.contains(&"25-2".to_string()));
+}
+
+#[test]
+fn art_25_3_both_territories_during_a_dead_card_is_a_double() {
+    let l = layout(&[5, 6], &[30, 31]);
+    let r = judge_one(&l, 77, &[touch(11.80, B, 5), touch(11.85, B, 30)]);
+    assert_eq!(r.fouls.len(), 1);
+    assert_eq!(r.fouls[0].kind, FoulKind::Double);
+    assert_eq!(r.fouls[0].count, 2);
+    assert_eq!(owed(&r, A), 2);
+}
+
+#[test]
+fn art_25_4_otetsuki_of_both_sides_cancel_before_sends() {
+    let l = layout(&[5, 6], &[30, 31]);
+    let r = judge_one(&l, 77, &[touch(11.80, A, 31), touch(11.82, B, 6)]);
+    assert_eq!(r.fouls.len(), 2);
+    assert!(r.fouls.iter().all(|f| f.cancelled));
+    assert!(r.sends.owed.is_empty());
+}
+
+#[test]
+fn art_25_5_a_send_after_the_shimo_no_ku_began_does_not_count() {
+    let l = layout(&[5, 6], &[30, 31]);
+    // B takes A's card and sends 30, but only after shimo_start (18.0 s).
+    let r = judge_one(&l, 5, &[touch(11.80, B, 5), send(18.5, B, 30)]);
+    assert_eq!(owed(&r, B), 1);
+    assert!(r.sends.done.is_empty());
+    assert_eq!(r.cards_after[&B], 2);
+    assert!(r.articles.contains(&"25-5".to_string()));
+    // The same send in time counts.
+    let r = judge_one(&l, 5, &[touch(11.80, B, 5), send(13.0, B, 30)]);
+    assert_eq!(r.sends.done.len(), 1);
+    assert_eq!(r.cards_after[&B], 1);
+    assert_eq!(r.cards_after[&A], 2);
+}
+
+#[test]
+fn art_1_note_the_last_card_is_sent_even_at_one_one_and_the_winner_has_none() {
+    let l = layout(&[5], &[30]);
+    // B takes A's last card, and must still send its own last card to win.
+    let (rulings, result) = adjudicate(
+        &l,
+        &[reading(1, 5)],
+        &[touch(11.80, B, 5), send(13.0, B, 30)],
+    );
+    assert_eq!(rulings[0].cards_after[&B], 0);
+    assert_eq!(result.winner, Some(B));
+    assert_eq!(result.cards[&B], 0);
+    // Without the send, B still holds a card and A has none: A has no cards and wins.
+    let (_, result) = adjudicate(&l, &[reading(1, 5)], &[touch(11.80, B, 5)]);
+    assert_eq!(result.winner, Some(A));
+}
+
+#[test]
+fn a_sent_card_is_judged_on_the_opponents_territory_from_then_on() {
+    let l = layout(&[5, 6], &[30, 31]);
+    // Reading 1: B takes A's 5 and sends 30 to A. Reading 2 reads 30, now on A's side.
+    let ev = vec![
+        touch(11.80, B, 5),
+        send(13.0, B, 30),
+        touch(21.80, B, 30),
+        touch(21.85, A, 30),
+    ];
+    let (rulings, _) = adjudicate(&l, &[reading(1, 5), reading(2, 30)], &ev);
+    assert_eq!(rulings[1].card.owner, Some(A));
+    assert_eq!(take(&rulings[1]), (B, TakeHow::Direct));
+    assert_eq!(owed(&rulings[1], B), 1);
+}
+
+#[test]
+fn art_13_2_note_the_hand_that_first_touches_a_card_is_the_lead_hand() {
+    let mut l = layout(&[5, 6], &[30, 31]);
+    l.players.clear();
+    // A's first touch is with the left hand: from then on A's right hand is "the other hand".
+    let ev = vec![
+        ev(
+            11.80,
+            EventKind::Touch {
+                player: A,
+                hand: Hand::Left,
+                poem: 5,
+                direct: true,
+            },
+        ),
+        ev(
+            21.80,
+            EventKind::Touch {
+                player: A,
+                hand: Hand::Right,
+                poem: 6,
+                direct: true,
+            },
+        ),
+        touch(21.90, B, 6),
+    ];
+    let (rulings, _) = adjudicate(&l, &[reading(1, 5), reading(2, 6)], &ev);
+    assert_eq!(take(&rulings[0]), (A, TakeHow::Direct));
+    assert_eq!(take(&rulings[1]), (B, TakeHow::Awarded));
+}
+
+#[test]
+fn art_24_contact_between_the_players_with_an_otetsuki_needs_the_judge() {
+    let l = layout(&[5, 6], &[30, 31]);
+    let c = ev(
+        11.79,
+        EventKind::Contact {
+            players: vec![A, B],
+        },
+    );
+    let r = judge_one(&l, 5, &[c, touch(11.80, A, 5), touch(11.81, B, 31)]);
+    assert_eq!(r.needs_review.as_ref().unwrap().what, ReviewWhat::Contact);
+    assert!(r.articles.contains(&"24-1".to_string()));
+}
+
+#[test]
+fn unseen_stretches_during_a_take_need_review() {
+    let l = layout(&[5, 6], &[30, 31]);
+    let u = ev(
+        11.7,
+        EventKind::Unseen {
+            from_s: 11.7,
+            to_s: 11.9,
+            what: "A's hand".into(),
+        },
+    );
+    let r = judge_one(&l, 5, &[u, touch(11.80, A, 5)]);
+    assert_eq!(r.needs_review.as_ref().unwrap().what, ReviewWhat::Unseen);
+}
+
+#[test]
+fn every_ruling_carries_articles_and_a_sentence() {
+    let l = layout(&[5, 6], &[30, 31]);
+    let r = judge_one(&l, 5, &[touch(11.80, B, 5)]);
+    assert!(!r.articles.is_empty());
+    assert!(r.why.contains("B touched 5"), "{}", r.why);
+    let json = serde_json::to_value(&r).unwrap();
+    for key in [
+        "kind",
+        "seq",
+        "poem",
+        "card",
+        "kimariji",
+        "decided_s",
+        "take",
+        "fouls",
+        "sends",
+        "cards_after",
+        "articles",
+        "why",
+        "confidence",
+        "needs_review",
+    ] {
+        assert!(json.get(key).is_some(), "decisions.jsonl field {key}");
+    }
+}
+
+#[test]
+fn the_match_stops_at_its_winner() {
+    let l = layout(&[5], &[30, 31]);
+    let (rulings, result) = adjudicate(&l, &[reading(1, 5), reading(2, 30)], &[touch(11.8, A, 5)]);
+    assert_eq!(rulings.len(), 1);
+    assert_eq!(result.winner, Some(A));
+    let mut referee = Referee::new(&l);
+    assert_eq!(referee.cards_of(B), 2);
+    referee.judge(&reading(1, 31), &[touch(11.8, B, 31)]);
+    assert_eq!(referee.cards_of(B), 1);
+}
