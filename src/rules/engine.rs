@@ -553,7 +553,7 @@ impl Referee {
         }
 
         // ---- Otetsuki (23, 25-3).
-        let anchor = take.as_ref().map(|t| t.t_s.max(decided_s.min(t.t_s)));
+        let anchor = take.as_ref().map(|t| t.t_s);
         let window_end = {
             let end = match anchor {
                 Some(t) => t + TAKING_MOTION_S,
