@@ -332,11 +332,8 @@ fn field_overrides_change_what_is_laid_out() {
 #[test]
 fn video_has_fps_times_duration_frames() {
     for (o, d, s) in recordings() {
-        let mut cap = videoio::VideoCapture::from_file(
-            &d.join("video.mp4").to_string_lossy(),
-            videoio::CAP_FFMPEG,
-        )
-        .unwrap();
+        let mut cap =
+            videoio::VideoCapture::from_file(d.join("video.mp4"), videoio::CAP_FFMPEG).unwrap();
         assert!(cap.is_opened().unwrap());
         let mut n = 0u64;
         let mut img = opencv::core::Mat::default();

@@ -343,7 +343,15 @@ pub fn make_layout(
             let mut place = |x: f64, rng: &mut ChaCha20Rng| {
                 let poem = next.next().unwrap_or(1);
                 let a = rng.gen_range(-2.0..2.0) * disorder;
-                let y = yc + rng.gen_range(-1.5..1.5) * disorder;
+                let mut y = yc + rng.gen_range(-1.5..1.5) * disorder;
+                // A tilted card reaches further; keep every corner on the territory.
+                let terr = geom.territory(p);
+                let reach = geom
+                    .card_corners(0.0, 0.0, a)
+                    .iter()
+                    .map(|c| c.y_mm.abs())
+                    .fold(0.0, f64::max);
+                y = y.clamp(terr.y0_mm + reach + 0.01, terr.y1_mm - reach - 0.01);
                 cards.push(CardPlacement {
                     poem: Some(poem),
                     owner: p,
@@ -654,7 +662,12 @@ impl<'a> Planner<'a> {
         let from = self.pose(poem, t_touch);
         let (dx, dy) = (from.x_mm - grip.x_mm, from.y_mm - grip.y_mm);
         let target_tip = Pt::new(to.x_mm - dx, to.y_mm - dy);
-        let lift_t = t_touch + 0.06;
+        self.hands[hi].keys.push(HandKey {
+            t_s: t_touch + PRESS_S,
+            tip: grip,
+            z_mm: 0.0,
+        });
+        let lift_t = t_touch + PRESS_S + 0.06;
         let d = dist(grip, target_tip);
         let travel = self.travel_s(player, d) * 1.8 + 0.15;
         let t_set = lift_t + travel;
