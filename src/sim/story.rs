@@ -883,13 +883,25 @@ pub fn plan(rng: &mut ChaCha20Rng, opts: &StoryOptions, camera_mm: [f64; 3]) -> 
             break;
         }
         let seq = i as u32 + 1;
+        let plot = choose_plot(&mut pl, is_dead);
         let poem_no = if is_dead {
             match off_field.pop() {
                 Some(p) => p,
                 None => break,
             }
         } else {
-            let live: Vec<u8> = pl.owner.keys().copied().collect();
+            let mut live: Vec<u8> = pl.owner.keys().copied().collect();
+            if plot == Plot::PushOut {
+                // 17-2 needs a card at the end of its row with a neighbour just inside it.
+                let pushable: Vec<u8> = live
+                    .iter()
+                    .copied()
+                    .filter(|&p| pushable(&pl, p, t_kami))
+                    .collect();
+                if !pushable.is_empty() {
+                    live = pushable;
+                }
+            }
             match live.choose(pl.rng) {
                 Some(p) => *p,
                 None => break,
@@ -903,7 +915,6 @@ pub fn plan(rng: &mut ChaCha20Rng, opts: &StoryOptions, camera_mm: [f64; 3]) -> 
         pool.mark_read(poem_no);
         let decided = onsets[(klen - 1).min(onsets.len() - 1)];
         let mora_end = onsets[onsets.len() - 1] + 0.25;
-        let plot = choose_plot(&mut pl, is_dead);
         pl.moments.push(Moment {
             what: format!("reading {seq}: {}", plot.name()),
             seq,
@@ -1309,6 +1320,40 @@ impl<'a> Planner<'a> {
     }
 }
 
+/// The resting cards of `owner`'s row holding the card, other than the card itself.
+fn row_mates(pl: &Planner, read: u8, t: f64) -> Vec<(u8, Pose)> {
+    let Some(owner) = pl.owner.get(&read).copied() else {
+        return Vec::new();
+    };
+    let r = pl.pose(read, t);
+    pl.owner
+        .iter()
+        .filter(|(p, o)| **o == owner && **p != read)
+        .map(|(p, _)| (*p, pl.pose(*p, t)))
+        .filter(|(_, q)| (q.y_mm - r.y_mm).abs() < 20.0)
+        .collect()
+}
+
+/// The neighbour that can push `read` out: `read` is the outermost card of its row and
+/// the neighbour lies just inside it.
+fn push_partner(pl: &Planner, read: u8, t: f64) -> Option<(u8, Pose, f64)> {
+    let r = pl.pose(read, t);
+    let sgn = if r.x_mm >= 0.0 { 1.0 } else { -1.0 };
+    let cw = pl.geom.size.card_w_mm;
+    let mates = row_mates(pl, read, t);
+    if mates.iter().any(|(_, q)| sgn * (q.x_mm - r.x_mm) > 0.0) {
+        return None;
+    }
+    mates
+        .into_iter()
+        .find(|(_, q)| (0.0..14.0).contains(&(sgn * (r.x_mm - q.x_mm) - cw)))
+        .map(|(n, q)| (n, q, sgn))
+}
+
+fn pushable(pl: &Planner, read: u8, t: f64) -> bool {
+    push_partner(pl, read, t).is_some()
+}
+
 /// 17-2: the hand drives a neighbouring card into the read card, which leaves the area.
 #[allow(clippy::too_many_arguments)]
 fn push_out(
@@ -1322,28 +1367,7 @@ fn push_out(
     leads: &[Hand; 2],
 ) -> Option<f64> {
     let r = pl.pose(read, decided);
-    let sgn = if r.x_mm >= 0.0 { 1.0 } else { -1.0 };
-    let cw = pl.geom.size.card_w_mm;
-    // The read card must be the outermost of its row, with a neighbour just inside it.
-    let row_y = r.y_mm;
-    let same_row: Vec<(u8, Pose)> = pl
-        .owner
-        .iter()
-        .filter(|(p, o)| **o == owner && **p != read)
-        .map(|(p, _)| (*p, pl.pose(*p, decided)))
-        .filter(|(_, q)| (q.y_mm - row_y).abs() < 20.0)
-        .collect();
-    if same_row.iter().any(|(_, q)| sgn * (q.x_mm - r.x_mm) > 0.0) {
-        return None;
-    }
-    let (n, np) = same_row
-        .iter()
-        .filter(|(_, q)| {
-            let gap = sgn * (r.x_mm - q.x_mm) - cw;
-            (0.0..14.0).contains(&gap)
-        })
-        .copied()
-        .next()?;
+    let (n, np, sgn) = push_partner(pl, read, decided)?;
     if !pl.card(n).still(decided - 1.0, decided + 3.0, &pl.hands) {
         return None;
     }
