@@ -11,8 +11,8 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
 use std::path::Path;
 
-const TILE_W: i32 = 640;
-const TILE_H: i32 = 360;
+const TILE_W: i32 = 512;
+const TILE_H: i32 = 288;
 
 /// Renders one frame of a recording (no files written).
 pub fn still(opts: &SimOptions, t_s: f64) -> Result<Mat, SimError> {
