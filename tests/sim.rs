@@ -412,3 +412,62 @@ fn contact_sheet() {
     sim::sheet::contact_sheet(&p).unwrap();
     assert!(std::fs::metadata(&p).unwrap().len() > 10_000);
 }
+
+#[test]
+fn many_stories_send_what_they_owe_and_keep_the_rules_in_play() {
+    // Planning only (no rendering): many seeds and every preset.
+    let mut plots = std::collections::BTreeSet::new();
+    for preset in [Preset::Clean, Preset::Realistic, Preset::Hard] {
+        for seed in 100..106 {
+            let o = SimOptions {
+                seed,
+                preset,
+                ..SimOptions::default()
+            };
+            let (story, _, _) = sim::run::plan_story(&o);
+            assert!(story.events.windows(2).all(|w| w[0].t_s <= w[1].t_s));
+            let (rulings, _) = rules::adjudicate(&story.layout, &story.readings, &story.events);
+            assert_eq!(rulings.len(), 10);
+            for r in &rulings {
+                for (p, n) in &r.sends.owed {
+                    let done = r.sends.done.iter().filter(|s| s.from == *p).count() as u32;
+                    assert_eq!(
+                        done, *n,
+                        "{preset} seed {seed} reading {}: {p} owed {n}, sent {done}",
+                        r.seq
+                    );
+                }
+                if let Some(t) = &r.take {
+                    plots.insert(format!("{:?}", t.how));
+                }
+                for f in &r.fouls {
+                    plots.insert(format!("{:?}", f.kind));
+                }
+            }
+            // Hands are outside the playing area when each reading begins, unless the
+            // story is an early entry (then the engine records it).
+            for r in &rulings {
+                let early = r
+                    .fouls
+                    .iter()
+                    .any(|f| f.kind == rules::FoulKind::EarlyEntry);
+                let story_early = story
+                    .moments
+                    .iter()
+                    .any(|m| m.seq == r.seq && m.what == "early entry");
+                assert_eq!(early, story_early, "{preset} seed {seed} reading {}", r.seq);
+            }
+        }
+    }
+    for want in [
+        "Direct",
+        "PushOut",
+        "Awarded",
+        "DeadCard",
+        "WrongTerritory",
+        "Double",
+        "EarlyEntry",
+    ] {
+        assert!(plots.contains(want), "no {want} in 18 matches: {plots:?}");
+    }
+}

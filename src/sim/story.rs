@@ -9,7 +9,6 @@ use crate::rules::geometry::{FieldGeometry, Pt};
 use crate::rules::kimariji::ReadPool;
 use crate::rules::model::*;
 use crate::rules::poems::{poem, POEM_COUNT};
-use crate::rules::Referee;
 use crate::sim::body::{
     convex_hull, dist_to_polygon, hand_shape, project_to_tatami, Appearance, HandShape,
     CONTACT_Z_MM, TIP_CONTACT_R_MM,
@@ -874,14 +873,10 @@ pub fn plan(rng: &mut ChaCha20Rng, opts: &StoryOptions, camera_mm: [f64; 3]) -> 
     let mut off_field: Vec<u8> = (1..=POEM_COUNT).filter(|p| !on_field.contains(p)).collect();
     off_field.shuffle(pl.rng);
 
-    let mut referee = Referee::new(&layout);
     let mut pool = ReadPool::new();
     let mut readings: Vec<Reading> = Vec::new();
     let mut t_kami = FIRST_KAMI_S;
     for (i, is_dead) in dead.into_iter().enumerate() {
-        if referee.winner().is_some() {
-            break;
-        }
         let seq = i as u32 + 1;
         let plot = choose_plot(&mut pl, is_dead);
         let poem_no = if is_dead {
@@ -932,8 +927,16 @@ pub fn plan(rng: &mut ChaCha20Rng, opts: &StoryOptions, camera_mm: [f64; 3]) -> 
             void: false,
         };
         // What the judge will say decides the sends, which must really happen.
-        let evs = events_between(&pl, t_kami, f64::INFINITY);
-        let owed = referee.clone().judge(&reading, &evs).sends.owed;
+        // The whole match so far, so that state carried between readings (a hand already
+        // inside, cards out) is judged as the engine will judge it.
+        let mut so_far = readings.clone();
+        so_far.push(reading.clone());
+        let evs = events_between(&pl, 0.0, f64::INFINITY);
+        let owed = crate::rules::adjudicate(&layout, &so_far, &evs)
+            .0
+            .last()
+            .map(|r| r.sends.owed.clone())
+            .unwrap_or_default();
         let mut t_free = t_busy;
         let take_end = t_busy;
         for (p, n) in owed {
@@ -981,9 +984,15 @@ pub fn plan(rng: &mut ChaCha20Rng, opts: &StoryOptions, camera_mm: [f64; 3]) -> 
         }
         let shimo = round_t(mora_end.max(t_free) + pl.u((0.2, 0.4)));
         reading.shimo_start_s = Some(shimo);
-        let evs = events_between(&pl, t_kami, f64::INFINITY);
-        let _ = referee.judge(&reading, &evs);
         readings.push(reading);
+        let evs = events_between(&pl, 0.0, f64::INFINITY);
+        if crate::rules::adjudicate(&layout, &readings, &evs)
+            .1
+            .winner
+            .is_some()
+        {
+            break;
+        }
         t_kami = shimo + pl.u(SHIMO_AND_PAUSE_S);
     }
     let duration_s = round_t(t_kami);
