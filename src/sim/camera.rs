@@ -171,7 +171,7 @@ impl Camera {
     }
 
     pub fn dist_mat(&self) -> opencv::Result<Mat> {
-        Ok(Mat::from_slice(&self.dist)?.try_clone()?)
+        Mat::from_slice(&self.dist)?.try_clone()
     }
 
     /// Field points (mm, z = 0) to pixels in the distorted image, through OpenCV.

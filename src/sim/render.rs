@@ -718,6 +718,7 @@ fn poly_pts(cf: &CanvasFrame, roi: Rect, pts: impl IntoIterator<Item = Pt>) -> V
         .collect()
 }
 
+#[allow(clippy::too_many_arguments)]
 fn draw_parts<I: ToInputOutputArray>(
     img: &mut I,
     cf: &CanvasFrame,
