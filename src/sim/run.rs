@@ -23,11 +23,8 @@ use thiserror::Error;
 
 #[derive(Debug, Error)]
 pub enum SimError {
-    #[error("{path}: {source}")]
-    Io {
-        path: PathBuf,
-        source: std::io::Error,
-    },
+    #[error("{}: {problem}", path.display())]
+    Io { path: PathBuf, problem: String },
     #[error("rendering: {0}")]
     OpenCv(#[from] opencv::Error),
     #[error("encoding: {0}")]
@@ -118,18 +115,13 @@ pub fn plan_story(opts: &SimOptions) -> (Story, Camera, Look) {
 }
 
 fn create(path: &Path) -> Result<BufWriter<File>, SimError> {
-    File::create(path)
-        .map(BufWriter::new)
-        .map_err(|source| SimError::Io {
-            path: path.to_path_buf(),
-            source,
-        })
+    File::create(path).map(BufWriter::new).map_err(io(path))
 }
 
 fn io(path: &Path) -> impl Fn(std::io::Error) -> SimError + '_ {
-    move |source| SimError::Io {
+    move |e| SimError::Io {
         path: path.to_path_buf(),
-        source,
+        problem: e.to_string(),
     }
 }
 
