@@ -327,3 +327,72 @@ pub fn render(
     )?;
     Ok(img)
 }
+
+/// Views of a ChArUco board through a camera with lens distortion: the board image (drawn
+/// by OpenCV at `px_per_square`) is warped onto the board plane seen from each pose
+/// (`rvec`, `tvec` in mm, the board centred at the plane's origin) and then distorted with
+/// `cv::remap`. Gray frames of `intrinsics.image_size`.
+pub fn board_views(
+    board: &mut crate::field::charuco::Board,
+    intrinsics: &Intrinsics,
+    poses: &[([f64; 3], [f64; 3])],
+) -> Result<Vec<Mat>, FieldError> {
+    const PX_PER_SQUARE: i32 = 80;
+    let margin = PX_PER_SQUARE / 2;
+    let img = board.draw(PX_PER_SQUARE, margin)?;
+    let mm_per_px = board.spec.square_mm / PX_PER_SQUARE as f64;
+    let (bw, bh) = (img.cols() as f64, img.rows() as f64);
+    let board_px_to_mm = [
+        [mm_per_px, 0.0, -bw / 2.0 * mm_per_px],
+        [0.0, mm_per_px, -bh / 2.0 * mm_per_px],
+        [0.0, 0.0, 1.0],
+    ];
+    let [w, h] = intrinsics.image_size;
+    // Each distorted pixel's undistorted source, once for all views.
+    let mut grid: Vec<[f64; 2]> = Vec::with_capacity((w * h) as usize);
+    for v in 0..h {
+        for u in 0..w {
+            grid.push([u as f64, v as f64]);
+        }
+    }
+    let src = intrinsics.undistort_px(&grid)?;
+    let mut map_x =
+        Mat::new_rows_cols_with_default(h as i32, w as i32, core::CV_32FC1, Scalar::all(0.0))?;
+    let mut map_y = map_x.try_clone()?;
+    for (i, p) in src.iter().enumerate() {
+        let (r, c) = ((i as u32 / w) as i32, (i as u32 % w) as i32);
+        *map_x.at_2d_mut::<f32>(r, c)? = p[0] as f32;
+        *map_y.at_2d_mut::<f32>(r, c)? = p[1] as f32;
+    }
+    let mut out = Vec::new();
+    for (rvec, tvec) in poses {
+        let cam = Camera {
+            intrinsics: intrinsics.clone(),
+            rvec: *rvec,
+            tvec: *tvec,
+        };
+        let hm = mat3_mul(&cam.field_to_undistorted()?, &board_px_to_mm);
+        let mut und = Mat::default();
+        imgproc::warp_perspective(
+            &img,
+            &mut und,
+            &Mat::from_slice_2d(&hm)?,
+            Size::new(w as i32, h as i32),
+            imgproc::INTER_LINEAR,
+            core::BORDER_CONSTANT,
+            Scalar::all(200.0),
+        )?;
+        let mut dist = Mat::default();
+        imgproc::remap(
+            &und,
+            &mut dist,
+            &map_x,
+            &map_y,
+            imgproc::INTER_LINEAR,
+            core::BORDER_CONSTANT,
+            Scalar::all(200.0),
+        )?;
+        out.push(dist);
+    }
+    Ok(out)
+}
