@@ -136,7 +136,7 @@ fn calibrate_command_writes_calibration_json() {
     let board = write_board(&d);
     let imgs = d.join("views");
     std::fs::create_dir_all(&imgs).unwrap();
-    write_views(&imgs, &views(10));
+    write_views(&imgs, &views(16));
     let out = d.join("calibration.json");
     let (code, stdout, stderr) = run(bin()
         .args(["calibrate", "--board"])
