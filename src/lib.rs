@@ -6,3 +6,4 @@
 pub mod cli;
 pub mod field;
 pub mod rules;
+pub mod sim;
