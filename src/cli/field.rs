@@ -279,7 +279,11 @@ pub fn register(
             writeln!(out, "violation: {v}")?;
         }
         if check.is_legal() {
-            writeln!(out, "layout: legal within {:.0} mm", check.tolerance_mm)?;
+            writeln!(
+                out,
+                "layout: legal (tolerance {:.0} mm; outermost cards may span {:.0} mm short of the width)",
+                check.tolerance_mm, check.narrow_slack_mm
+            )?;
         }
         if let Some(lp) = layout_out {
             write_json(lp, &layout)?;
