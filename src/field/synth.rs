@@ -234,14 +234,16 @@ const TEXTURE_PX_PER_MM: f64 = 1.0;
 /// Extent of the rendered tatami around the field centre.
 const TATAMI_HALF_MM: [f64; 2] = [900.0, 600.0];
 
-/// A gray frame of the tatami (woven texture), the cards (white with dark strokes) and
-/// optional dark "hand" discs (field centre and radius in mm), seen by `cam` without lens
-/// distortion (the drift tests need only the homography).
+/// A gray frame of the tatami (woven texture), the cards (white with dark strokes),
+/// optional "hand" discs (field centre and radius in mm) and optionally the four corner
+/// markers of `markers::marker_corners_mm`, seen by `cam` without lens distortion (the
+/// tests that use it need only the homography).
 pub fn render(
     cam: &Camera,
     cards: &[LaidCard],
     field: &FieldSize,
     hands: &[(Pt, f64)],
+    with_markers: bool,
     seed: u64,
 ) -> Result<Mat, FieldError> {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
@@ -293,6 +295,31 @@ pub fn render(
                 imgproc::LINE_AA,
                 0,
             )?;
+        }
+    }
+    if with_markers {
+        let dict =
+            opencv::aruco::get_predefined_dictionary(crate::field::markers::MARKER_DICTIONARY)?;
+        let side = (crate::field::markers::MARKER_SIDE_MM * TEXTURE_PX_PER_MM).round() as i32;
+        for id in 0..4 {
+            let Some(c) = crate::field::markers::marker_corners_mm(id, field) else {
+                continue;
+            };
+            let tl = to_tex(Pt::new(c[0][0], c[0][1]));
+            // A white quiet zone a quarter of the marker wide, then the marker, upright.
+            let q = side / 4;
+            imgproc::rectangle(
+                &mut tex,
+                core::Rect::new(tl.x - q, tl.y - q, side + 2 * q, side + 2 * q),
+                Scalar::all(250.0),
+                -1,
+                imgproc::LINE_8,
+                0,
+            )?;
+            let mut m = Mat::default();
+            opencv::aruco::draw_marker(&dict, id, side, &mut m, 1)?;
+            let mut roi = Mat::roi_mut(&mut tex, core::Rect::new(tl.x, tl.y, side, side))?;
+            m.copy_to(&mut roi)?;
         }
     }
     for (c, r) in hands {
