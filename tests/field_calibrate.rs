@@ -6,7 +6,6 @@ use karuta_referee::field::synth::{self, Camera};
 use karuta_referee::field::{Calibration, Intrinsics};
 use karuta_referee::rules::model::FieldSize;
 use opencv::core::{Mat, Scalar, Vector};
-use opencv::prelude::*;
 use opencv::{core, imgcodecs};
 use std::path::{Path, PathBuf};
 use std::process::Command;
