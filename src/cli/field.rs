@@ -67,7 +67,7 @@ pub fn draw_board(board: &Path, png: &Path, dpi: f64, out: &mut dyn Write) -> Re
     let img = b
         .draw(px_per_square, margin)
         .map_err(|e| field_error(e, board, "board"))?;
-    let ok = imgcodecs::imwrite(&png.display().to_string(), &img, &Vector::new())
+    let ok = imgcodecs::imwrite(png.display().to_string().as_str(), &img, &Vector::new())
         .with_context(|| format!("writing {}", png.display()))?;
     if !ok {
         anyhow::bail!("{}: could not be written", png.display());
@@ -114,8 +114,11 @@ fn image_files(dir: &Path) -> Result<Vec<PathBuf>> {
 }
 
 fn read_image(path: &Path) -> Result<Mat> {
-    let img = imgcodecs::imread(&path.display().to_string(), imgcodecs::IMREAD_GRAYSCALE)
-        .with_context(|| format!("reading {}", path.display()))?;
+    let img = imgcodecs::imread(
+        path.display().to_string().as_str(),
+        imgcodecs::IMREAD_GRAYSCALE,
+    )
+    .with_context(|| format!("reading {}", path.display()))?;
     if img.empty() {
         return Err(InputError::new(
             &path.display().to_string(),
@@ -139,7 +142,7 @@ fn video_frames(path: &Path) -> Result<Vec<Mat>> {
         std::env::set_var("OPENCV_FFMPEG_LOGLEVEL", "-8");
     }
     let mut cap =
-        videoio::VideoCapture::from_file(&path.display().to_string(), videoio::CAP_FFMPEG)?;
+        videoio::VideoCapture::from_file(path.display().to_string().as_str(), videoio::CAP_FFMPEG)?;
     if !cap.is_opened()? {
         return Err(bad("cannot be opened as a video"));
     }
@@ -148,7 +151,7 @@ fn video_frames(path: &Path) -> Result<Vec<Mat>> {
     let mut frames = Vec::new();
     let mut i = 0usize;
     while cap.grab()? {
-        if i % step == 0 {
+        if i.is_multiple_of(step) {
             let mut f = Mat::default();
             if cap.retrieve(&mut f, 0)? && !f.empty() {
                 frames.push(f);
