@@ -260,34 +260,7 @@ pub fn register(
     )?;
     if !quads.is_empty() {
         let layout = field::measure_layout(&reg, &quads, &field);
-        let check = field::check_layout(&layout, &field);
-        for t in &check.territories {
-            writeln!(
-                out,
-                "{}: {} cards in {} rows, width {:.1} mm, row gaps {:?} mm",
-                t.player,
-                t.cards,
-                t.rows,
-                t.width_mm,
-                t.row_gaps_mm
-                    .iter()
-                    .map(|g| (g * 10.0).round() / 10.0)
-                    .collect::<Vec<_>>()
-            )?;
-        }
-        if let Some(g) = check.gap_mm {
-            writeln!(out, "gap between territories: {g:.1} mm")?;
-        }
-        for v in &check.violations {
-            writeln!(out, "violation: {v}")?;
-        }
-        if check.is_legal() {
-            writeln!(
-                out,
-                "layout: legal (tolerance {:.0} mm; outermost cards may span {:.0} mm short of the width)",
-                check.tolerance_mm, check.narrow_slack_mm
-            )?;
-        }
+        write_layout_check(&field::check_layout(&layout, &field), out)?;
         if let Some(lp) = layout_out {
             write_json(lp, &layout)?;
         }
@@ -305,5 +278,38 @@ pub fn register(
     };
     write_json(out_path, &c)?;
     writeln!(out, "wrote {}", out_path.display())?;
+    Ok(())
+}
+
+/// The layout check as officials read it: each territory, the gap, then each violation
+/// (the `layout` command prints the same lines).
+pub fn write_layout_check(check: &field::LayoutCheck, out: &mut dyn Write) -> Result<()> {
+    for t in &check.territories {
+        writeln!(
+            out,
+            "{}: {} cards in {} rows, width {:.1} mm, row gaps {:?} mm",
+            t.player,
+            t.cards,
+            t.rows,
+            t.width_mm,
+            t.row_gaps_mm
+                .iter()
+                .map(|g| (g * 10.0).round() / 10.0)
+                .collect::<Vec<_>>()
+        )?;
+    }
+    if let Some(g) = check.gap_mm {
+        writeln!(out, "gap between territories: {g:.1} mm")?;
+    }
+    for v in &check.violations {
+        writeln!(out, "violation: {v}")?;
+    }
+    if check.is_legal() {
+        writeln!(
+            out,
+            "layout: legal (tolerance {:.0} mm; outermost cards may span {:.0} mm short of the width)",
+            check.tolerance_mm, check.narrow_slack_mm
+        )?;
+    }
     Ok(())
 }
