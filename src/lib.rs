@@ -4,5 +4,6 @@
 //! `field` (calibration and the field frame), `cli` (the commands).
 
 pub mod cli;
+pub mod detect;
 pub mod field;
 pub mod rules;
