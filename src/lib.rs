@@ -7,3 +7,4 @@ pub mod cli;
 pub mod detect;
 pub mod field;
 pub mod rules;
+pub mod sim;

@@ -33,6 +33,32 @@ enum Command {
         #[arg(long)]
         events: PathBuf,
     },
+    /// A simulated recording directory with exact truth (video, readings, layout,
+    /// calibration, truth events and rulings, optional per-frame labels).
+    Simulate {
+        #[arg(long)]
+        seed: u64,
+        #[arg(long)]
+        out: PathBuf,
+        #[arg(long, default_value_t = 240.0)]
+        fps: f64,
+        /// WIDTHxHEIGHT in pixels.
+        #[arg(long, default_value = "1280x720")]
+        size: String,
+        #[arg(long, default_value_t = 10)]
+        readings: usize,
+        #[arg(long, value_enum, default_value_t = karuta_referee::sim::Preset::Realistic)]
+        preset: karuta_referee::sim::Preset,
+        /// Also write per-frame training labels under OUT/labels.
+        #[arg(long)]
+        labels: bool,
+        /// Territory width as laid out (rules: 870 mm).
+        #[arg(long, default_value_t = 870.0)]
+        territory_mm: f64,
+        /// Gap between the territories as laid out (rules: 30 mm).
+        #[arg(long, default_value_t = 30.0)]
+        gap_mm: f64,
+    },
 }
 
 fn main() -> ExitCode {
@@ -55,6 +81,30 @@ fn main() -> ExitCode {
             readings,
             events,
         } => cli::adjudicate(&layout, &readings, &events, &mut stdout),
+        Command::Simulate {
+            seed,
+            out,
+            fps,
+            size,
+            readings,
+            preset,
+            labels,
+            territory_mm,
+            gap_mm,
+        } => cli::simulate::simulate(
+            &cli::simulate::SimulateArgs {
+                seed,
+                fps,
+                size,
+                readings,
+                preset,
+                labels,
+                territory_mm,
+                gap_mm,
+            },
+            &out,
+            &mut stdout,
+        ),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,6 +1,8 @@
 //! The commands behind the binary: each reads its files, calls one library function and
 //! writes its output. Owns file access and exit codes; holds no referee logic.
 
+pub mod simulate;
+
 use crate::rules::{self, InputError};
 use anyhow::{Context, Result};
 use std::io::Write;

@@ -1,0 +1,955 @@
+//! Drawing a story through the camera. Everything is drawn on a top-down canvas of the
+//! tatami plane (hands at height are drawn where their camera rays meet the plane), and a
+//! precomputed remap turns the canvas into the distorted camera image.
+//!
+//! The tatami and the resting cards are drawn once per change of the resting set; each
+//! frame only redraws the moving things inside their bounding box, with sub-frame samples
+//! over the exposure for motion blur. Light, flicker and sensor noise are applied last.
+
+use crate::rules::geometry::Pt;
+use crate::sim::body::{project_to_tatami, shadow_on_tatami, HandShape, P3};
+use crate::sim::camera::{apply_h, Camera};
+use crate::sim::look::Look;
+use crate::sim::story::{Pose, Story};
+use opencv::core::{
+    self, Mat, Point, Point2f, Rect, Scalar, Size, ToInputArray, ToInputOutputArray, ToOutputArray,
+    Vector, CV_16SC2, CV_32F, CV_32FC1, CV_32FC3, CV_8UC1, CV_8UC3,
+};
+use opencv::prelude::*;
+use opencv::{freetype, imgproc};
+use rand::Rng;
+use rand_chacha::ChaCha20Rng;
+
+/// Subpixel precision of polygon drawing (OpenCV `shift`).
+const SHIFT: i32 = 4;
+const SHIFT_SCALE: f64 = 16.0;
+/// Card textures are drawn at least this fine, then scaled down onto the canvas.
+const TEX_MIN_PX_PER_MM: f64 = 3.0;
+/// Canvas pixels per image pixel (finer than the image so the remap does not alias).
+const CANVAS_OVERSAMPLE: f64 = 1.25;
+/// Margin around the field of view drawn on the canvas.
+const CANVAS_MARGIN_MM: f64 = 40.0;
+/// At most this many sub-frame samples for motion blur.
+pub const MAX_BLUR_SAMPLES: usize = 8;
+/// Add a blur sample for every this many pixels of motion during the exposure.
+const BLUR_PX_PER_SAMPLE: f64 = 1.5;
+/// Noise patterns kept and cycled through.
+const NOISE_PATTERNS: usize = 6;
+
+/// The tatami-plane canvas: field millimetres to canvas pixels.
+#[derive(Debug, Clone, Copy)]
+pub struct CanvasFrame {
+    pub x0_mm: f64,
+    pub y1_mm: f64,
+    pub mm_per_px: f64,
+    pub w: i32,
+    pub h: i32,
+}
+
+impl CanvasFrame {
+    pub fn px(&self, p: Pt) -> (f64, f64) {
+        (
+            (p.x_mm - self.x0_mm) / self.mm_per_px,
+            (self.y1_mm - p.y_mm) / self.mm_per_px,
+        )
+    }
+    fn pt(&self, p: Pt) -> Point {
+        let (u, v) = self.px(p);
+        Point::new(
+            (u * SHIFT_SCALE).round() as i32,
+            (v * SHIFT_SCALE).round() as i32,
+        )
+    }
+}
+
+fn bgr(c: [f64; 3]) -> Scalar {
+    Scalar::new(c[0], c[1], c[2], 0.0)
+}
+
+/// Renders frames of one story.
+pub struct Renderer<'a> {
+    story: &'a Story,
+    cam: Camera,
+    look: Look,
+    pub canvas: CanvasFrame,
+    tatami: Mat,
+    static_canvas: Mat,
+    work: Mat,
+    /// Output pixel -> canvas pixel (float maps, for the shaken camera).
+    map_x: Mat,
+    map_y: Mat,
+    /// The same, fixed-point (fast remap).
+    map_fast1: Mat,
+    map_fast2: Mat,
+    gain: Mat,
+    base: Mat,
+    frame: Mat,
+    noise_pos: Vec<Mat>,
+    noise_neg: Vec<Mat>,
+    textures: Vec<Mat>,
+    static_key: Vec<(u8, i64, i64, i64)>,
+    last_dirty: Option<Rect>,
+    last_dynamic_key: Vec<i64>,
+    pub fps: f64,
+    pub static_rebuilds: usize,
+    rng: ChaCha20Rng,
+}
+
+fn mat_zeros(rows: i32, cols: i32, typ: i32) -> opencv::Result<Mat> {
+    Mat::new_rows_cols_with_default(rows, cols, typ, Scalar::all(0.0))
+}
+
+impl<'a> Renderer<'a> {
+    pub fn new(
+        story: &'a Story,
+        cam: Camera,
+        look: Look,
+        fps: f64,
+        rng: ChaCha20Rng,
+    ) -> opencv::Result<Self> {
+        let (w, h) = (cam.width_px as i32, cam.height_px as i32);
+        // Undistorted position of every output pixel, then the field point it sees.
+        let mut px: Vector<Point2f> = Vector::with_capacity((w * h) as usize);
+        for v in 0..h {
+            for u in 0..w {
+                px.push(Point2f::new(u as f32, v as f32));
+            }
+        }
+        let mut und: Vector<Point2f> = Vector::new();
+        let k = cam.k_mat()?;
+        let d = cam.dist_mat()?;
+        opencv::calib3d::undistort_points(&px, &mut und, &k, &d, &core::no_array(), &k)?;
+        let hinv = cam.image_to_field();
+        let field: Vec<(f64, f64)> = und
+            .iter()
+            .map(|p| apply_h(&hinv, p.x as f64, p.y as f64))
+            .collect();
+        let (mut x0, mut x1, mut y0, mut y1) = (
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+        );
+        for &(x, y) in &field {
+            x0 = x0.min(x);
+            x1 = x1.max(x);
+            y0 = y0.min(y);
+            y1 = y1.max(y);
+        }
+        x0 -= CANVAS_MARGIN_MM;
+        x1 += CANVAS_MARGIN_MM;
+        y0 -= CANVAS_MARGIN_MM;
+        y1 += CANVAS_MARGIN_MM;
+        let mm_per_px = (x1 - x0) / (w as f64 * CANVAS_OVERSAMPLE);
+        let canvas = CanvasFrame {
+            x0_mm: x0,
+            y1_mm: y1,
+            mm_per_px,
+            w: ((x1 - x0) / mm_per_px).ceil() as i32 + 1,
+            h: ((y1 - y0) / mm_per_px).ceil() as i32 + 1,
+        };
+        let mut map_x = mat_zeros(h, w, CV_32FC1)?;
+        let mut map_y = mat_zeros(h, w, CV_32FC1)?;
+        {
+            let mx = map_x.data_typed_mut::<f32>()?;
+            for (i, &(x, _)) in field.iter().enumerate() {
+                mx[i] = ((x - canvas.x0_mm) / mm_per_px) as f32;
+            }
+            let my = map_y.data_typed_mut::<f32>()?;
+            for (i, &(_, y)) in field.iter().enumerate() {
+                my[i] = ((canvas.y1_mm - y) / mm_per_px) as f32;
+            }
+        }
+        let mut map_fast1 = Mat::default();
+        let mut map_fast2 = Mat::default();
+        imgproc::convert_maps(
+            &map_x,
+            &map_y,
+            &mut map_fast1,
+            &mut map_fast2,
+            CV_16SC2,
+            false,
+        )?;
+
+        let mut rng = rng;
+        let tatami = draw_tatami(&canvas, &look, story, &mut rng)?;
+        // Light: colour temperature, brightness and vignetting, as gain * 128 in 8 bits.
+        let mut gain = mat_zeros(h, w, CV_8UC3)?;
+        {
+            let g = gain.data_bytes_mut()?;
+            let (cx, cy) = (w as f64 / 2.0, h as f64 / 2.0);
+            let r2max = cx * cx + cy * cy;
+            for v in 0..h {
+                for u in 0..w {
+                    let r2 = ((u as f64 - cx).powi(2) + (v as f64 - cy).powi(2)) / r2max;
+                    let vig = 1.0 - look.vignette * r2;
+                    let i = ((v * w + u) * 3) as usize;
+                    for c in 0..3 {
+                        g[i + c] = (look.light_gain_bgr[c] * vig * 128.0)
+                            .round()
+                            .clamp(0.0, 255.0) as u8;
+                    }
+                }
+            }
+        }
+        let mut noise_pos = Vec::new();
+        let mut noise_neg = Vec::new();
+        for _ in 0..NOISE_PATTERNS {
+            let mut pos = mat_zeros(h, w + 64, CV_8UC3)?;
+            let mut neg = mat_zeros(h, w + 64, CV_8UC3)?;
+            {
+                let pb = pos.data_bytes_mut()?;
+                let nb = neg.data_bytes_mut()?;
+                for i in 0..pb.len() {
+                    // Sum of uniforms: close enough to Gaussian sensor noise.
+                    let g: f64 = (0..4).map(|_| rng.gen_range(-1.0..1.0)).sum::<f64>()
+                        * (3.0f64 / 4.0).sqrt();
+                    let n = (g * look.noise_sigma).round();
+                    if n > 0.0 {
+                        pb[i] = n.min(255.0) as u8;
+                    } else {
+                        nb[i] = (-n).min(255.0) as u8;
+                    }
+                }
+            }
+            noise_pos.push(pos);
+            noise_neg.push(neg);
+        }
+        let textures = story
+            .cards
+            .iter()
+            .map(|c| card_texture(c.poem, &look, mm_per_px, story, &mut rng))
+            .collect::<opencv::Result<Vec<_>>>()?;
+        let static_canvas = tatami.try_clone()?;
+        let work = tatami.try_clone()?;
+        Ok(Renderer {
+            story,
+            cam,
+            look,
+            canvas,
+            tatami,
+            static_canvas,
+            work,
+            map_x,
+            map_y,
+            map_fast1,
+            map_fast2,
+            gain,
+            base: mat_zeros(h, w, CV_8UC3)?,
+            frame: mat_zeros(h, w, CV_8UC3)?,
+            noise_pos,
+            noise_neg,
+            textures,
+            static_key: vec![(0, i64::MIN, 0, 0)],
+            last_dirty: None,
+            last_dynamic_key: Vec::new(),
+            fps,
+            static_rebuilds: 0,
+            rng,
+        })
+    }
+
+    pub fn exposure_s(&self) -> f64 {
+        self.look.exposure_frac / self.fps
+    }
+
+    /// Sample times over the exposure of frame `i` (centred on its capture time).
+    fn samples(&self, t: f64, n: usize) -> Vec<f64> {
+        let e = self.exposure_s();
+        (0..n)
+            .map(|k| t + e * ((k as f64 + 0.5) / n as f64 - 0.5))
+            .collect()
+    }
+
+    /// Cards that do not move during the exposure around t.
+    fn resting(&self, t: f64) -> Vec<usize> {
+        let e = self.exposure_s();
+        (0..self.story.cards.len())
+            .filter(|&i| self.story.cards[i].still(t - e, t + e, &self.story.hands))
+            .collect()
+    }
+
+    fn draw_card(&self, img: &mut Mat, idx: usize, pose: Pose) -> opencv::Result<()> {
+        let c = &self.canvas;
+        let tex = &self.textures[idx];
+        let g = &self.story.geom;
+        let ts = tex.cols() as f64 / g.size.card_w_mm;
+        let (w, h) = (g.size.card_w_mm, g.size.card_h_mm);
+        let (sn, cs) = pose.angle_deg.to_radians().sin_cos();
+        let s = c.mm_per_px;
+        let a = cs / (ts * s);
+        let b = sn / (ts * s);
+        let tx = (pose.x_mm - c.x0_mm - cs * w / 2.0 - sn * h / 2.0) / s;
+        let ty = (c.y1_mm - pose.y_mm + sn * w / 2.0 - cs * h / 2.0) / s;
+        let corners = g.card_corners(pose.x_mm, pose.y_mm, pose.angle_deg);
+        let (mut u0, mut v0, mut u1, mut v1) = (
+            f64::INFINITY,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::NEG_INFINITY,
+        );
+        for p in corners {
+            let (u, v) = c.px(p);
+            u0 = u0.min(u);
+            v0 = v0.min(v);
+            u1 = u1.max(u);
+            v1 = v1.max(v);
+        }
+        let roi = clip(
+            Rect::new(
+                u0.floor() as i32 - 2,
+                v0.floor() as i32 - 2,
+                (u1 - u0).ceil() as i32 + 5,
+                (v1 - v0).ceil() as i32 + 5,
+            ),
+            img.cols(),
+            img.rows(),
+        );
+        let Some(roi) = roi else { return Ok(()) };
+        // A thin shade around the card: its edge and the dark gap beneath it.
+        let poly: Vector<Point> = corners.iter().map(|p| c.pt(*p)).collect();
+        imgproc::polylines(
+            img,
+            &Vector::<Vector<Point>>::from(vec![poly]),
+            true,
+            Scalar::new(40.0, 60.0, 60.0, 0.0),
+            1,
+            imgproc::LINE_AA,
+            SHIFT,
+        )?;
+        let m = Mat::from_slice_2d(&[[a, b, tx - roi.x as f64], [-b, a, ty - roi.y as f64]])?;
+        let mut dst = Mat::roi_mut(img, roi)?;
+        imgproc::warp_affine(
+            tex,
+            &mut dst,
+            &m,
+            roi.size(),
+            imgproc::INTER_LINEAR,
+            core::BORDER_TRANSPARENT,
+            Scalar::all(0.0),
+        )?;
+        Ok(())
+    }
+
+    fn rebuild_static(&mut self, resting: &[usize], t: f64) -> opencv::Result<()> {
+        self.tatami.copy_to(&mut self.static_canvas)?;
+        let mut img = std::mem::take(&mut self.static_canvas);
+        for &i in resting {
+            let p = self.story.cards[i].pose(t, &self.story.hands);
+            self.draw_card(&mut img, i, p)?;
+        }
+        self.static_canvas = img;
+        self.static_canvas.copy_to(&mut self.work)?;
+        imgproc::remap(
+            &self.static_canvas,
+            &mut self.base,
+            &self.map_fast1,
+            &self.map_fast2,
+            imgproc::INTER_LINEAR,
+            core::BORDER_REPLICATE,
+            Scalar::all(0.0),
+        )?;
+        self.base.copy_to(&mut self.frame)?;
+        self.static_rebuilds += 1;
+        self.last_dirty = None;
+        self.last_dynamic_key.clear();
+        Ok(())
+    }
+
+    /// Renders frame `i` into a BGR image (lit, flickering, noisy).
+    pub fn render(&mut self, i: u64, out: &mut Mat) -> opencv::Result<()> {
+        let t = i as f64 / self.fps;
+        let story = self.story;
+        let resting = self.resting(t);
+        let key: Vec<(u8, i64, i64, i64)> = resting
+            .iter()
+            .map(|&ci| {
+                let p = story.cards[ci].pose(t, &story.hands);
+                (
+                    story.cards[ci].poem,
+                    (p.x_mm * 1e4) as i64,
+                    (p.y_mm * 1e4) as i64,
+                    (p.angle_deg * 1e4) as i64,
+                )
+            })
+            .collect();
+        if key != self.static_key {
+            self.rebuild_static(&resting, t)?;
+            self.static_key = key;
+        }
+        let moving: Vec<usize> = (0..story.cards.len())
+            .filter(|i| !resting.contains(i))
+            .collect();
+        let shake = self.look.shake_at(t);
+        let shaken = self.look.shake_mm > 0.0;
+        // Blur samples: enough that the fastest point moves ~1.5 px between samples.
+        let e = self.exposure_s();
+        let mut speed_px: f64 = 0.0;
+        for h in &story.hands {
+            let (a, za) = h.at(t - e / 2.0);
+            let (b, zb) = h.at(t + e / 2.0);
+            let d =
+                ((a.x_mm - b.x_mm).powi(2) + (a.y_mm - b.y_mm).powi(2) + (za - zb).powi(2)).sqrt();
+            speed_px = speed_px.max(d / self.canvas.mm_per_px);
+        }
+        for &ci in &moving {
+            let a = story.cards[ci].pose(t - e / 2.0, &story.hands);
+            let b = story.cards[ci].pose(t + e / 2.0, &story.hands);
+            let d = ((a.x_mm - b.x_mm).powi(2) + (a.y_mm - b.y_mm).powi(2)).sqrt()
+                + (a.angle_deg - b.angle_deg).abs().to_radians() * 45.0;
+            speed_px = speed_px.max(d / self.canvas.mm_per_px);
+        }
+        let n = ((speed_px / BLUR_PX_PER_SAMPLE).ceil() as usize).clamp(1, MAX_BLUR_SAMPLES);
+        let times = self.samples(t, n);
+        // Same dynamic content as the last frame: keep the composited image.
+        let mut dyn_key: Vec<i64> = vec![n as i64];
+        for &ts in &times {
+            for h in &story.hands {
+                let (p, z) = h.at(ts);
+                dyn_key.extend([
+                    (p.x_mm * 1e3) as i64,
+                    (p.y_mm * 1e3) as i64,
+                    (z * 1e3) as i64,
+                ]);
+            }
+            for &ci in &moving {
+                let p = story.cards[ci].pose(ts, &story.hands);
+                dyn_key.extend([
+                    ci as i64,
+                    (p.x_mm * 1e3) as i64,
+                    (p.y_mm * 1e3) as i64,
+                    (p.angle_deg * 1e3) as i64,
+                ]);
+            }
+        }
+        if shaken || dyn_key != self.last_dynamic_key {
+            self.compose(&times, &moving, shake)?;
+            self.last_dynamic_key = dyn_key;
+        }
+        // Light (gain map with the frame's flicker), then sensor noise.
+        let fl = self.look.flicker_gain(t, e);
+        core::multiply(&self.frame, &self.gain, out, fl / 128.0, -1)?;
+        let k = self.rng.gen_range(0..NOISE_PATTERNS);
+        let off = self.rng.gen_range(0..64);
+        let r = Rect::new(off, 0, out.cols(), out.rows());
+        let pos = Mat::roi(&self.noise_pos[k], r)?;
+        let neg = Mat::roi(&self.noise_neg[k], r)?;
+        let mut tmp = Mat::default();
+        core::add(out, &pos, &mut tmp, &core::no_array(), -1)?;
+        core::subtract(&tmp, &neg, out, &core::no_array(), -1)?;
+        Ok(())
+    }
+
+    /// Draws the moving things of one frame into `self.frame`.
+    fn compose(
+        &mut self,
+        times: &[f64],
+        moving: &[usize],
+        shake: (f64, f64),
+    ) -> opencv::Result<()> {
+        let story = self.story;
+        let cf = self.canvas;
+        // Canvas region touched by anything dynamic.
+        let mut bb = BBox::default();
+        let mut shapes: Vec<Vec<(usize, HandShape)>> = Vec::new();
+        let cam = [
+            story.camera_mm[0] + shake.0,
+            story.camera_mm[1] + shake.1,
+            story.camera_mm[2],
+        ];
+        for &ts in times {
+            let mut v = Vec::new();
+            for (hi, h) in story.hands.iter().enumerate() {
+                let s = h.shape(ts, &story.looks[h.player.index()]);
+                for p in shape_points(&s) {
+                    bb.add(cf.px(project_to_tatami(cam, p)));
+                    bb.add(cf.px(shadow_on_tatami(self.look.light_dir, p)));
+                }
+                v.push((hi, s));
+            }
+            for &ci in moving {
+                for p in story.cards[ci].corners(ts, &story.hands, &story.geom) {
+                    bb.add(cf.px(p));
+                }
+            }
+            shapes.push(v);
+        }
+        let pad = 6;
+        let Some(roi) = clip(bb.rect(pad), cf.w, cf.h) else {
+            return Ok(());
+        };
+        let n = times.len();
+        let mut acc = Mat::default();
+        for (k, &ts) in times.iter().enumerate() {
+            {
+                let src = Mat::roi(&self.static_canvas, roi)?;
+                let mut dst = Mat::roi_mut(&mut self.work, roi)?;
+                src.copy_to(&mut dst)?;
+            }
+            let mut work = std::mem::take(&mut self.work);
+            for &ci in moving {
+                let p = story.cards[ci].pose(ts, &story.hands);
+                self.draw_card(&mut work, ci, p)?;
+            }
+            // Lower hands first, so a raised arm passes over the other.
+            let mut order: Vec<&(usize, HandShape)> = shapes[k].iter().collect();
+            order.sort_by(|a, b| {
+                a.1.keypoints
+                    .middle
+                    .z_mm
+                    .total_cmp(&b.1.keypoints.middle.z_mm)
+            });
+            {
+                let mut r = Mat::roi_mut(&mut work, roi)?;
+                for (_, s) in &order {
+                    draw_shadow(&mut r, &cf, roi, s, &self.look)?;
+                }
+                for (hi, s) in &order {
+                    let look = &story.looks[story.hands[*hi].player.index()];
+                    draw_hand(&mut r, &cf, roi, s, look, cam)?;
+                }
+            }
+            self.work = work;
+            if n > 1 {
+                let r = Mat::roi(&self.work, roi)?;
+                if k == 0 {
+                    r.convert_to(&mut acc, CV_32FC3, 1.0, 0.0)?;
+                } else {
+                    imgproc::accumulate(&r, &mut acc, &core::no_array())?;
+                }
+            }
+        }
+        if n > 1 {
+            let mut dst = Mat::roi_mut(&mut self.work, roi)?;
+            acc.convert_to(&mut dst, CV_8UC3, 1.0 / n as f64, 0.0)?;
+        }
+        if self.look.shake_mm > 0.0 {
+            // The camera moved by `shake`: the pixel that saw field point p now sees p + shake.
+            let s = cf.mm_per_px;
+            let mut mx = Mat::default();
+            let mut my = Mat::default();
+            self.map_x.convert_to(&mut mx, CV_32F, 1.0, shake.0 / s)?;
+            self.map_y.convert_to(&mut my, CV_32F, 1.0, -shake.1 / s)?;
+            imgproc::remap(
+                &self.work,
+                &mut self.frame,
+                &mx,
+                &my,
+                imgproc::INTER_LINEAR,
+                core::BORDER_REPLICATE,
+                Scalar::all(0.0),
+            )?;
+        } else {
+            // Restore what the last frame drew, then remap the new region.
+            if let Some(d) = self.last_dirty.take() {
+                let src = Mat::roi(&self.base, d)?;
+                let mut dst = Mat::roi_mut(&mut self.frame, d)?;
+                src.copy_to(&mut dst)?;
+            }
+            if let Some(out_roi) = self.output_rect(roi)? {
+                let m1 = Mat::roi(&self.map_fast1, out_roi)?;
+                let m2 = Mat::roi(&self.map_fast2, out_roi)?;
+                let mut dst = Mat::roi_mut(&mut self.frame, out_roi)?;
+                imgproc::remap(
+                    &self.work,
+                    &mut dst,
+                    &m1,
+                    &m2,
+                    imgproc::INTER_LINEAR,
+                    core::BORDER_REPLICATE,
+                    Scalar::all(0.0),
+                )?;
+                self.last_dirty = Some(out_roi);
+            }
+        }
+        {
+            let src = Mat::roi(&self.static_canvas, roi)?;
+            let mut dst = Mat::roi_mut(&mut self.work, roi)?;
+            src.copy_to(&mut dst)?;
+        }
+        Ok(())
+    }
+
+    /// The output pixels that see a canvas rectangle.
+    fn output_rect(&self, roi: Rect) -> opencv::Result<Option<Rect>> {
+        let cf = self.canvas;
+        let mut pts = Vec::new();
+        for i in 0..=4 {
+            let f = i as f64 / 4.0;
+            let u = roi.x as f64 + f * roi.width as f64;
+            let v = roi.y as f64 + f * roi.height as f64;
+            for (a, b) in [
+                (u, roi.y as f64),
+                (u, (roi.y + roi.height) as f64),
+                (roi.x as f64, v),
+                ((roi.x + roi.width) as f64, v),
+            ] {
+                pts.push((cf.x0_mm + a * cf.mm_per_px, cf.y1_mm - b * cf.mm_per_px));
+            }
+        }
+        let px = self.cam.project_distorted(&pts)?;
+        let mut bb = BBox::default();
+        for p in px {
+            bb.add(p);
+        }
+        Ok(clip(
+            bb.rect(3),
+            self.cam.width_px as i32,
+            self.cam.height_px as i32,
+        ))
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+struct BBox {
+    u0: f64,
+    v0: f64,
+    u1: f64,
+    v1: f64,
+}
+
+impl Default for BBox {
+    fn default() -> Self {
+        BBox {
+            u0: f64::INFINITY,
+            v0: f64::INFINITY,
+            u1: f64::NEG_INFINITY,
+            v1: f64::NEG_INFINITY,
+        }
+    }
+}
+
+impl BBox {
+    fn add(&mut self, (u, v): (f64, f64)) {
+        self.u0 = self.u0.min(u);
+        self.v0 = self.v0.min(v);
+        self.u1 = self.u1.max(u);
+        self.v1 = self.v1.max(v);
+    }
+    fn rect(&self, pad: i32) -> Rect {
+        if !self.u0.is_finite() {
+            return Rect::new(0, 0, 0, 0);
+        }
+        let (u0, v0) = (
+            self.u0.max(-1e6).floor() as i32 - pad,
+            self.v0.max(-1e6).floor() as i32 - pad,
+        );
+        let (u1, v1) = (
+            self.u1.min(1e6).ceil() as i32 + pad,
+            self.v1.min(1e6).ceil() as i32 + pad,
+        );
+        Rect::new(u0, v0, u1 - u0, v1 - v0)
+    }
+}
+
+fn clip(r: Rect, w: i32, h: i32) -> Option<Rect> {
+    let x0 = r.x.max(0);
+    let y0 = r.y.max(0);
+    let x1 = (r.x + r.width).min(w);
+    let y1 = (r.y + r.height).min(h);
+    if x1 > x0 && y1 > y0 {
+        Some(Rect::new(x0, y0, x1 - x0, y1 - y0))
+    } else {
+        None
+    }
+}
+
+fn shape_points(s: &HandShape) -> Vec<P3> {
+    let mut v: Vec<P3> = s.outline_points();
+    v.extend(s.forearm.iter().copied());
+    v.extend(s.sleeve.iter().copied());
+    v
+}
+
+fn poly_pts(cf: &CanvasFrame, roi: Rect, pts: impl IntoIterator<Item = Pt>) -> Vector<Point> {
+    pts.into_iter()
+        .map(|p| {
+            let q = cf.pt(p);
+            Point::new(
+                q.x - roi.x * SHIFT_SCALE as i32,
+                q.y - roi.y * SHIFT_SCALE as i32,
+            )
+        })
+        .collect()
+}
+
+fn draw_parts<I: ToInputOutputArray>(
+    img: &mut I,
+    cf: &CanvasFrame,
+    roi: Rect,
+    s: &HandShape,
+    to_plane: &dyn Fn(P3) -> Pt,
+    skin: Scalar,
+    sleeve: Scalar,
+    dark: Scalar,
+    with_outline: bool,
+) -> opencv::Result<()> {
+    let px = |p: P3| {
+        let q = cf.pt(to_plane(p));
+        Point::new(
+            q.x - roi.x * SHIFT_SCALE as i32,
+            q.y - roi.y * SHIFT_SCALE as i32,
+        )
+    };
+    let scale = 1.0 / cf.mm_per_px;
+    imgproc::fill_convex_poly(
+        img,
+        &poly_pts(cf, roi, s.forearm.iter().map(|p| to_plane(*p))),
+        skin,
+        imgproc::LINE_AA,
+        SHIFT,
+    )?;
+    imgproc::fill_convex_poly(
+        img,
+        &poly_pts(cf, roi, s.sleeve.iter().map(|p| to_plane(*p))),
+        sleeve,
+        imgproc::LINE_AA,
+        SHIFT,
+    )?;
+    let palm = poly_pts(cf, roi, s.palm.iter().map(|p| to_plane(*p)));
+    if with_outline {
+        imgproc::polylines(
+            img,
+            &Vector::<Vector<Point>>::from(vec![palm.clone()]),
+            true,
+            dark,
+            (2.0 * scale).max(1.0) as i32,
+            imgproc::LINE_AA,
+            SHIFT,
+        )?;
+    }
+    imgproc::fill_convex_poly(img, &palm, skin, imgproc::LINE_AA, SHIFT)?;
+    for f in &s.fingers {
+        let w = (f.width_mm * scale).max(1.0);
+        if with_outline {
+            imgproc::line(
+                img,
+                px(f.base),
+                px(f.tip),
+                dark,
+                (w + 2.0).round() as i32,
+                imgproc::LINE_AA,
+                SHIFT,
+            )?;
+        }
+        imgproc::line(
+            img,
+            px(f.base),
+            px(f.tip),
+            skin,
+            w.round() as i32,
+            imgproc::LINE_AA,
+            SHIFT,
+        )?;
+    }
+    Ok(())
+}
+
+fn draw_hand<I: ToInputOutputArray>(
+    img: &mut I,
+    cf: &CanvasFrame,
+    roi: Rect,
+    s: &HandShape,
+    look: &crate::sim::body::Appearance,
+    cam: [f64; 3],
+) -> opencv::Result<()> {
+    let skin = bgr(look.skin_bgr);
+    let dark = bgr(look.skin_bgr.map(|c| c * 0.72));
+    let sleeve = bgr(look.sleeve_bgr);
+    draw_parts(
+        img,
+        cf,
+        roi,
+        s,
+        &|p| project_to_tatami(cam, p),
+        skin,
+        sleeve,
+        dark,
+        true,
+    )
+}
+
+fn draw_shadow<I: ToInputOutputArray + ToInputArray + ToOutputArray>(
+    img: &mut I,
+    cf: &CanvasFrame,
+    roi: Rect,
+    s: &HandShape,
+    look: &Look,
+) -> opencv::Result<()> {
+    let mut mask = mat_zeros(roi.height, roi.width, CV_8UC1)?;
+    let white = Scalar::all(255.0);
+    let light = look.light_dir;
+    draw_parts(
+        &mut mask,
+        cf,
+        roi,
+        s,
+        &|p| shadow_on_tatami(light, p),
+        white,
+        white,
+        white,
+        false,
+    )?;
+    // A soft shadow, softer the higher the hand.
+    let sigma = (2.0 + 0.06 * s.keypoints.middle.z_mm) / cf.mm_per_px;
+    let mut soft = Mat::default();
+    imgproc::gaussian_blur(
+        &mask,
+        &mut soft,
+        Size::new(0, 0),
+        sigma.max(0.5),
+        0.0,
+        core::BORDER_DEFAULT,
+    )?;
+    let mut factor = Mat::default();
+    soft.convert_to(&mut factor, CV_8UC1, -look.shadow_strength, 255.0)?;
+    let mut f3 = Mat::default();
+    imgproc::cvt_color(&factor, &mut f3, imgproc::COLOR_GRAY2BGR, 0)?;
+    let mut out = Mat::default();
+    core::multiply(img, &f3, &mut out, 1.0 / 255.0, -1)?;
+    out.copy_to(img)?;
+    Ok(())
+}
+
+/// Tatami: straw colour, woven lines, slow mottling, and the cloth edges of the mats.
+fn draw_tatami(
+    cf: &CanvasFrame,
+    look: &Look,
+    story: &Story,
+    rng: &mut ChaCha20Rng,
+) -> opencv::Result<Mat> {
+    let mut img = mat_zeros(cf.h, cf.w, CV_8UC3)?;
+    let s = cf.mm_per_px;
+    let period_px = look.weave_period_mm / s;
+    let n_lines = ((if look.weave_along_x { cf.h } else { cf.w }) as f64 / period_px) as usize + 2;
+    let line_var: Vec<f64> = (0..n_lines).map(|_| rng.gen_range(-1.0..1.0)).collect();
+    let blotch: Vec<f64> = (0..64).map(|_| rng.gen_range(-1.0..1.0)).collect();
+    let phase = rng.gen_range(0.0..std::f64::consts::TAU);
+    let w = cf.w as usize;
+    {
+        let data = img.data_bytes_mut()?;
+        for v in 0..cf.h as usize {
+            for u in 0..w {
+                let (along, across) = if look.weave_along_x {
+                    (u as f64, v as f64)
+                } else {
+                    (v as f64, u as f64)
+                };
+                let pos = across / period_px;
+                let li = (pos.floor() as usize).min(n_lines - 1);
+                let frac = pos - pos.floor();
+                // Each rush is brighter in its middle and darker at the seams.
+                let profile = (std::f64::consts::PI * frac).sin() - 0.64;
+                let knot = (along * s / 15.0 + phase + li as f64).sin() * 0.25;
+                let mottle = blotch[(((u as f64 * s / 200.0) as usize) * 7
+                    + ((v as f64 * s / 200.0) as usize) * 3)
+                    % 64]
+                    * 0.03;
+                let g = 1.0
+                    + look.weave_contrast * (profile + 0.35 * line_var[li] + knot * 0.3)
+                    + mottle;
+                let i = (v * w + u) * 3;
+                for c in 0..3 {
+                    data[i + c] = (look.tatami_bgr[c] * g).round().clamp(0.0, 255.0) as u8;
+                }
+            }
+        }
+    }
+    for &y in &look.heri_y_mm {
+        // A 30 mm cloth band along x at the edge of a mat.
+        let w_mm = 30.0;
+        let a = cf.pt(Pt::new(cf.x0_mm - 10.0, y + w_mm / 2.0));
+        let b = cf.pt(Pt::new(cf.x0_mm + cf.w as f64 * s + 10.0, y - w_mm / 2.0));
+        imgproc::rectangle_points(
+            &mut img,
+            a,
+            b,
+            bgr(look.heri_bgr),
+            -1,
+            imgproc::LINE_AA,
+            SHIFT,
+        )?;
+    }
+    let _ = story;
+    Ok(img)
+}
+
+/// A torifuda: cream face, coloured border, the shimo-no-ku in vertical columns read
+/// right to left, as printed (no dakuten).
+fn card_texture(
+    poem_no: u8,
+    look: &Look,
+    mm_per_px: f64,
+    story: &Story,
+    rng: &mut ChaCha20Rng,
+) -> opencv::Result<Mat> {
+    let g = &story.geom;
+    let ts = (2.0 / mm_per_px).max(TEX_MIN_PX_PER_MM);
+    let (w, h) = (
+        (g.size.card_w_mm * ts).round() as i32,
+        (g.size.card_h_mm * ts).round() as i32,
+    );
+    let mut tex = Mat::new_rows_cols_with_default(h, w, CV_8UC3, bgr(look.card_border_bgr))?;
+    let b = (look.card_border_mm * ts).round() as i32;
+    let cream = look
+        .card_cream_bgr
+        .map(|c| (c + rng.gen_range(-4.0..4.0)).clamp(0.0, 255.0));
+    imgproc::rectangle(
+        &mut tex,
+        Rect::new(b, b, w - 2 * b, h - 2 * b),
+        bgr(cream),
+        -1,
+        imgproc::LINE_8,
+        0,
+    )?;
+    let text: Vec<char> = crate::rules::poems::poem(poem_no)
+        .map(|p| p.torifuda_text())
+        .unwrap_or_default()
+        .chars()
+        .collect();
+    if !text.is_empty() {
+        let cols = rng.gen_range(3..=5usize).min(text.len());
+        let per_col = text.len().div_ceil(cols);
+        let inner_w = (w - 2 * b) as f64 * 0.88;
+        let inner_h = (h - 2 * b) as f64 * 0.9;
+        let cell_w = inner_w / cols as f64;
+        let glyph = (inner_h / per_col as f64).min(cell_w * 1.05);
+        let mut ft = freetype::create_free_type2()?;
+        ft.load_font_data(&look.font, 0)?;
+        let ink = bgr(look.ink_bgr);
+        let size = glyph.round().max(4.0) as i32;
+        for (i, ch) in text.iter().enumerate() {
+            let col = i / per_col;
+            let row = i % per_col;
+            // Columns from the right.
+            let cx = w as f64 - b as f64 - (w - 2 * b) as f64 * 0.06 - cell_w * (col as f64 + 0.5);
+            let top = b as f64
+                + (h - 2 * b) as f64 * 0.05
+                + glyph * row as f64
+                + (col as f64) * glyph * 0.35;
+            let s = ch.to_string();
+            let mut base = 0;
+            let sz = ft.get_text_size(&s, size, -1, &mut base)?;
+            let org = Point::new(
+                (cx - sz.width as f64 / 2.0).round() as i32,
+                (top + glyph * 0.88).round() as i32,
+            );
+            ft.put_text(&mut tex, &s, org, size, ink, -1, imgproc::LINE_AA, true)?;
+        }
+    }
+    // Soften so that scaling down onto the canvas does not alias the strokes.
+    let ratio = ts * mm_per_px;
+    if ratio > 1.2 {
+        let mut soft = Mat::default();
+        imgproc::gaussian_blur(
+            &tex,
+            &mut soft,
+            Size::new(0, 0),
+            0.45 * ratio,
+            0.0,
+            core::BORDER_REPLICATE,
+        )?;
+        tex = soft;
+    }
+    Ok(tex)
+}
