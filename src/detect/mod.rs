@@ -11,7 +11,6 @@ pub mod cards;
 pub mod layout;
 pub mod motion;
 pub mod naming;
-pub mod register;
 pub mod still;
 pub mod video;
 

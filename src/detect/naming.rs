@@ -33,53 +33,54 @@ pub const FONT_PATHS: [&str; 2] = [
 pub const MIN_SCORE: f64 = 0.35;
 /// ...and this lead over the best other poem.
 pub const MIN_MARGIN: f64 = 0.04;
-/// Cards sampled to choose the text layouts, and how close to the best a layout must
-/// score (mean correlation) to be kept.
-const STYLE_SAMPLE_CARDS: usize = 8;
-const STYLE_KEEP_MARGIN: f64 = 0.02;
-const STYLES_KEPT: usize = 2;
+/// Cards sampled to choose the font of the set, and how close to the best font another
+/// must score (mean correlation) to be kept as well.
+const FONT_SAMPLE_CARDS: usize = 8;
+const FONT_KEEP_MARGIN: f64 = 0.02;
+/// Poem baselines are only estimated over at least this many cards.
+const BASELINE_MIN_CARDS: usize = 10;
+/// The text block's share of the face.
+const TEXT_BLOCK_W_FRAC: f64 = 0.88;
+const TEXT_BLOCK_H_FRAC: f64 = 0.9;
 
-/// How the kana are split into vertical columns (read right to left).
+/// How a card's kana are split into columns.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Columns {
-    /// At most this many kana per column.
-    PerColumn(usize),
-    /// Three columns of nearly equal length.
-    Thirds,
+    /// This many columns of nearly equal length.
+    Even(usize),
+    /// Columns of this many kana, the last one shorter.
+    AtMost(usize),
 }
 
-/// One way of printing a card's text.
+/// One way of printing a card's text: kana in vertical columns read right to left,
+/// each glyph filling its cell, later columns optionally set lower ("scattered" writing).
 #[derive(Debug, Clone, PartialEq)]
 pub struct TextStyle {
     pub font: usize,
     pub columns: Columns,
-    /// Glyph size as a fraction of its cell.
-    pub glyph_frac: f64,
-    /// Blank margin around the text block, as a fraction of the face.
-    pub margin_frac: f64,
+    /// How much lower each column starts than the one to its right, in glyph heights.
+    pub stagger: f64,
 }
 
-/// The styles tried: every installed font, the column splits card sets use (three
-/// columns, or four to seven kana a column), two glyph sizes and two margins.
+/// The styles tried for every card: every installed font; three to five even columns,
+/// or columns of five or six kana; set level or scattered. Card sets differ in this, and
+/// so may the cards of one set.
 pub fn default_styles(fonts: usize) -> Vec<TextStyle> {
     let mut out = Vec::new();
     for font in 0..fonts {
         for columns in [
-            Columns::Thirds,
-            Columns::PerColumn(4),
-            Columns::PerColumn(5),
-            Columns::PerColumn(6),
-            Columns::PerColumn(7),
+            Columns::Even(3),
+            Columns::Even(4),
+            Columns::Even(5),
+            Columns::AtMost(5),
+            Columns::AtMost(6),
         ] {
-            for glyph_frac in [0.75, 0.95] {
-                for margin_frac in [0.05, 0.12] {
-                    out.push(TextStyle {
-                        font,
-                        columns,
-                        glyph_frac,
-                        margin_frac,
-                    });
-                }
+            for stagger in [0.0, 0.35] {
+                out.push(TextStyle {
+                    font,
+                    columns,
+                    stagger,
+                });
             }
         }
     }
@@ -108,13 +109,6 @@ pub struct Namer {
     pub fonts: Vec<String>,
 }
 
-fn column_split(n: usize, columns: Columns) -> usize {
-    match columns {
-        Columns::PerColumn(k) => k.max(1),
-        Columns::Thirds => n.div_ceil(3).max(1),
-    }
-}
-
 fn blur(m: &Mat) -> Result<Mat, DetectError> {
     let mut out = Mat::default();
     imgproc::gaussian_blur(
@@ -136,18 +130,29 @@ fn render(
     let (w, h) = (MATCH_W_PX * RENDER_SCALE, MATCH_H_PX * RENDER_SCALE);
     let mut canvas = Mat::new_rows_cols_with_default(h, w, core::CV_8UC3, Scalar::all(255.0))?;
     let chars: Vec<char> = text.chars().collect();
-    let per_col = column_split(chars.len(), style.columns);
-    let ncols = chars.len().div_ceil(per_col).max(1);
+    let n = chars.len().max(1);
+    let (cols, per_col) = match style.columns {
+        Columns::Even(c) => {
+            let c = c.clamp(1, n);
+            (c, n.div_ceil(c))
+        }
+        Columns::AtMost(k) => {
+            let k = k.max(1);
+            (n.div_ceil(k), k)
+        }
+    };
     let (wf, hf) = (w as f64, h as f64);
-    let inner_w = wf * (1.0 - 2.0 * style.margin_frac);
-    let inner_h = hf * (1.0 - 2.0 * style.margin_frac);
-    let col_pitch = inner_w / ncols as f64;
-    let row_pitch = inner_h / per_col as f64;
-    let glyph_px = (col_pitch.min(row_pitch) * style.glyph_frac).round() as i32;
+    let inner_w = wf * TEXT_BLOCK_W_FRAC;
+    let inner_h = hf * TEXT_BLOCK_H_FRAC;
+    let cell_w = inner_w / cols as f64;
+    let glyph = (inner_h / per_col as f64).min(cell_w);
+    let glyph_px = glyph.round().max(4.0) as i32;
+    let right = (wf + inner_w) / 2.0;
+    let top = (hf - inner_h) / 2.0;
     for (i, c) in chars.iter().enumerate() {
         let (col, row) = (i / per_col, i % per_col);
-        let cx = wf * style.margin_frac + inner_w - (col as f64 + 0.5) * col_pitch;
-        let cy = hf * style.margin_frac + (row as f64 + 0.5) * row_pitch;
+        let cx = right - (col as f64 + 0.5) * cell_w;
+        let cy = top + (row as f64 + 0.5) * glyph + col as f64 * style.stagger * glyph;
         let s = c.to_string();
         let mut base = 0;
         let size = ft.get_text_size(&s, glyph_px, -1, &mut base)?;
@@ -266,6 +271,13 @@ impl Namer {
         })
     }
 
+    /// The template of `poem` in style `style` (32-bit gray, match size).
+    pub fn template(&self, style: usize, poem: u8) -> Option<&Mat> {
+        self.templates
+            .get(style)?
+            .get((poem as usize).checked_sub(1)?)
+    }
+
     pub fn styles(&self) -> &[TextStyle] {
         &self.styles
     }
@@ -281,12 +293,15 @@ impl Namer {
         Ok(best)
     }
 
-    /// Names the cards whose faces are given (image corners, clockwise from top-left).
-    /// `candidates` limits the poems considered (e.g. the cards known to have moved).
+    /// Names the cards whose faces are given (image corners, clockwise from top-left
+    /// on screen); `flipped[i]` when card i's text reads upside down in the image (the
+    /// far player's cards). `candidates` limits the poems considered (e.g. the cards
+    /// known to have moved).
     pub fn name_cards(
         &self,
         bgr: &Mat,
         faces: &[QuadPx],
+        flipped: &[bool],
         candidates: Option<&[u8]>,
     ) -> Result<Vec<CardName>, DetectError> {
         let all: Vec<u8> = (1..=POEM_COUNT).collect();
@@ -296,95 +311,137 @@ impl Namer {
         let mut gray_f = Mat::default();
         gray.convert_to(&mut gray_f, core::CV_32F, 1.0, 0.0)?;
         let mut views = Vec::with_capacity(faces.len());
-        for f in faces {
-            views.push([
-                rectify_face(&gray_f, f, false)?,
-                rectify_face(&gray_f, f, true)?,
-            ]);
+        for (i, f) in faces.iter().enumerate() {
+            views.push(rectify_face(
+                &gray_f,
+                f,
+                flipped.get(i).copied().unwrap_or(false),
+            )?);
         }
-        let styles = self.choose_styles(&views, poems_considered)?;
-
-        // scores[card][k] = (poem, score, flipped), best orientation per poem.
-        let mut table: Vec<Vec<(u8, f64, bool)>> = Vec::with_capacity(views.len());
+        let styles = self.choose_fonts(&views, poems_considered)?;
+        let mut raw: Vec<Vec<f64>> = Vec::with_capacity(views.len());
         for v in &views {
             let mut row = Vec::with_capacity(poems_considered.len());
             for &p in poems_considered {
-                let up = self.score(&v[0], &styles, p)?;
-                let down = self.score(&v[1], &styles, p)?;
-                row.push(if down > up {
-                    (p, down, true)
-                } else {
-                    (p, up, false)
-                });
+                row.push(self.score(v, &styles, p)?);
             }
-            row.sort_by(|a, b| b.1.total_cmp(&a.1));
-            table.push(row);
+            raw.push(row);
         }
+        // Some texts correlate with any card (dense ink, long columns). Over a whole
+        // field, most cards are not poem p, so the median over cards of p's score is
+        // that poem's baseline: rank by the excess over it.
+        let baseline: Vec<f64> = (0..poems_considered.len())
+            .map(|k| {
+                if raw.len() < BASELINE_MIN_CARDS {
+                    return 0.0;
+                }
+                let mut col: Vec<f64> = raw.iter().map(|r| r[k]).collect();
+                col.sort_by(|a, b| a.total_cmp(b));
+                col[col.len() / 2]
+            })
+            .collect();
+        let table: Vec<Vec<Candidate>> = raw
+            .iter()
+            .enumerate()
+            .map(|(i, r)| {
+                let flipped = flipped.get(i).copied().unwrap_or(false);
+                let mut row: Vec<Candidate> = r
+                    .iter()
+                    .zip(poems_considered)
+                    .zip(&baseline)
+                    .map(|((s, p), b)| Candidate {
+                        poem: *p,
+                        excess: s - b,
+                        score: *s,
+                        flipped,
+                    })
+                    .collect();
+                row.sort_by(|a, b| b.excess.total_cmp(&a.excess));
+                row
+            })
+            .collect();
         Ok(assign(&table))
     }
 
-    /// The styles that fit a sample of the cards best.
-    fn choose_styles(
+    /// The styles of the font (or fonts) that fit a sample of the cards best: a card set
+    /// is printed in one font.
+    fn choose_fonts(
         &self,
-        views: &[[Mat; 2]],
+        views: &[Mat],
         poems_considered: &[u8],
     ) -> Result<Vec<usize>, DetectError> {
+        let all: Vec<usize> = (0..self.templates.len()).collect();
         let n = views.len();
-        if n == 0 || self.templates.len() <= STYLES_KEPT {
-            return Ok((0..self.templates.len()).collect());
+        if n == 0 || self.fonts.len() < 2 {
+            return Ok(all);
         }
-        let step = (n as f64 / STYLE_SAMPLE_CARDS as f64).max(1.0);
-        let sample: Vec<usize> = (0..STYLE_SAMPLE_CARDS.min(n))
+        let step = (n as f64 / FONT_SAMPLE_CARDS as f64).max(1.0);
+        let sample: Vec<usize> = (0..FONT_SAMPLE_CARDS.min(n))
             .map(|k| ((k as f64 * step) as usize).min(n - 1))
             .collect();
-        let mut means = Vec::with_capacity(self.templates.len());
-        for s in 0..self.templates.len() {
+        let mut means = Vec::new();
+        for font in 0..self.fonts.len() {
+            let styles: Vec<usize> = all
+                .iter()
+                .copied()
+                .filter(|s| self.styles[*s].font == font)
+                .collect();
             let mut total = 0.0;
             for &c in &sample {
                 let mut best = f64::NEG_INFINITY;
                 for &p in poems_considered {
-                    for v in &views[c] {
-                        best = best.max(self.score(v, &[s], p)?);
-                    }
+                    best = best.max(self.score(&views[c], &styles, p)?);
                 }
                 total += best;
             }
-            means.push((s, total / sample.len() as f64));
+            means.push((font, total / sample.len() as f64));
         }
-        means.sort_by(|a, b| b.1.total_cmp(&a.1));
-        let top = means[0].1;
-        Ok(means
+        let top = means.iter().map(|m| m.1).fold(f64::NEG_INFINITY, f64::max);
+        let fonts: Vec<usize> = means
             .iter()
-            .take(STYLES_KEPT)
-            .filter(|(_, m)| *m >= top - STYLE_KEEP_MARGIN)
-            .map(|(s, _)| *s)
+            .filter(|m| m.1 >= top - FONT_KEEP_MARGIN)
+            .map(|m| m.0)
+            .collect();
+        Ok(all
+            .into_iter()
+            .filter(|s| fonts.contains(&self.styles[*s].font))
             .collect())
     }
 }
 
-/// Gives each poem to at most one card. A card is named when its best poem is strong
-/// and clearly ahead of every other poem still open to it; a poem confidently given to
-/// another card is no longer open (the field holds each poem once), so names settle over
-/// a few rounds, most confident first. The rest keep no name.
-fn assign(table: &[Vec<(u8, f64, bool)>]) -> Vec<CardName> {
+#[derive(Debug, Clone, Copy)]
+struct Candidate {
+    poem: u8,
+    /// Correlation above the poem's baseline over the field.
+    excess: f64,
+    score: f64,
+    flipped: bool,
+}
+
+/// Gives each poem to at most one card. A card is named when its best poem correlates
+/// well and leads every other poem still open to it (by excess over the baseline); a
+/// poem confidently given to another card is no longer open (the field holds each poem
+/// once), so names settle over a few rounds, clearest first. The rest keep no name.
+fn assign(table: &[Vec<Candidate>]) -> Vec<CardName> {
     let mut named: Vec<Option<u8>> = vec![None; table.len()];
     loop {
         let taken: std::collections::HashSet<u8> = named.iter().flatten().copied().collect();
-        // The clearest unnamed card this round.
         let mut pick: Option<(usize, u8, f64)> = None;
         for (c, row) in table.iter().enumerate() {
             if named[c].is_some() {
                 continue;
             }
-            let mut open = row.iter().filter(|(p, _, _)| !taken.contains(p));
-            let Some(&(best, score, _)) = open.next() else {
+            let mut open = row.iter().filter(|k| !taken.contains(&k.poem));
+            let Some(best) = open.next() else {
                 continue;
             };
-            let second = open.next().map(|r| r.1).unwrap_or(0.0);
-            let margin = score - second;
-            if score >= MIN_SCORE && margin >= MIN_MARGIN && pick.is_none_or(|(_, _, m)| margin > m)
+            let second = open.next().map(|k| k.excess).unwrap_or(f64::NEG_INFINITY);
+            let margin = best.excess - second;
+            if best.score >= MIN_SCORE
+                && margin >= MIN_MARGIN
+                && pick.is_none_or(|(_, _, m)| margin > m)
             {
-                pick = Some((c, best, margin));
+                pick = Some((c, best.poem, margin));
             }
         }
         match pick {
@@ -397,9 +454,9 @@ fn assign(table: &[Vec<(u8, f64, bool)>]) -> Vec<CardName> {
         .zip(named)
         .map(|(row, poem)| {
             let best = poem
-                .and_then(|p| row.iter().find(|r| r.0 == p))
+                .and_then(|p| row.iter().find(|k| k.poem == p))
                 .or_else(|| row.first());
-            let Some(&(best_poem, score, flipped)) = best else {
+            let Some(best) = best else {
                 return CardName {
                     poem: None,
                     best_poem: 0,
@@ -410,14 +467,14 @@ fn assign(table: &[Vec<(u8, f64, bool)>]) -> Vec<CardName> {
             };
             let runner_up = row
                 .iter()
-                .find(|(p, _, _)| *p != best_poem)
-                .map(|(p, s, _)| (*p, *s));
+                .find(|k| k.poem != best.poem)
+                .map(|k| (k.poem, k.score));
             CardName {
                 poem,
-                best_poem,
-                score,
+                best_poem: best.poem,
+                score: best.score,
                 runner_up,
-                flipped,
+                flipped: best.flipped,
             }
         })
         .collect()
