@@ -33,6 +33,43 @@ enum Command {
         #[arg(long)]
         events: PathBuf,
     },
+    /// Camera intrinsics and distortion from views of the ChArUco board -> calibration.json;
+    /// or, with --draw-board, the printable board image.
+    Calibrate {
+        /// The board's spec (calibration/board.json).
+        #[arg(long)]
+        board: PathBuf,
+        /// A video of the board moved and tilted in front of the camera.
+        #[arg(long, conflicts_with = "images")]
+        video: Option<PathBuf>,
+        /// A folder of still images of the board.
+        #[arg(long)]
+        images: Option<PathBuf>,
+        #[arg(long, default_value = "calibration.json")]
+        out: PathBuf,
+        /// Write the printable board image (PNG) instead of calibrating.
+        #[arg(long, conflicts_with_all = ["video", "images"])]
+        draw_board: Option<PathBuf>,
+        /// Print resolution for --draw-board.
+        #[arg(long, default_value_t = 300.0)]
+        dpi: f64,
+    },
+    /// The field frame from four corner markers in an image or from card quads (JSON),
+    /// written into calibration.json; with cards, the measured layout and its check.
+    Register {
+        /// Intrinsics and distortion (calibration.json from `calibrate`).
+        #[arg(long)]
+        calibration: Option<PathBuf>,
+        #[arg(long, conflicts_with = "cards")]
+        markers: Option<PathBuf>,
+        #[arg(long)]
+        cards: Option<PathBuf>,
+        #[arg(long, default_value = "calibration.json")]
+        out: PathBuf,
+        /// Write the measured layout (cards only).
+        #[arg(long)]
+        layout: Option<PathBuf>,
+    },
     /// A simulated recording directory with exact truth (video, readings, layout,
     /// calibration, truth events and rulings, optional per-frame labels).
     Simulate {
@@ -81,6 +118,56 @@ fn main() -> ExitCode {
             readings,
             events,
         } => cli::adjudicate(&layout, &readings, &events, &mut stdout),
+        Command::Calibrate {
+            board,
+            video,
+            images,
+            out,
+            draw_board,
+            dpi,
+        } => match (draw_board, video, images) {
+            (Some(png), _, _) => cli::field::draw_board(&board, &png, dpi, &mut stdout),
+            (None, Some(v), _) => {
+                cli::field::calibrate(&board, cli::field::Views::Video(&v), &out, &mut stdout)
+            }
+            (None, None, Some(d)) => {
+                cli::field::calibrate(&board, cli::field::Views::Images(&d), &out, &mut stdout)
+            }
+            (None, None, None) => Err(karuta_referee::rules::InputError::new(
+                "calibrate",
+                "arguments",
+                "give --video V or --images DIR (or --draw-board PNG)",
+            )
+            .into()),
+        },
+        Command::Register {
+            calibration,
+            markers,
+            cards,
+            out,
+            layout,
+        } => {
+            let source = match (&markers, &cards) {
+                (Some(m), _) => Some(cli::field::FieldSource::Markers(m)),
+                (None, Some(c)) => Some(cli::field::FieldSource::Cards(c)),
+                (None, None) => None,
+            };
+            match source {
+                Some(s) => cli::field::register(
+                    calibration.as_deref(),
+                    s,
+                    &out,
+                    layout.as_deref(),
+                    &mut stdout,
+                ),
+                None => Err(karuta_referee::rules::InputError::new(
+                    "register",
+                    "arguments",
+                    "give --markers IMAGE or --cards QUADS.json",
+                )
+                .into()),
+            }
+        }
         Command::Simulate {
             seed,
             out,

@@ -1,6 +1,7 @@
 //! The commands behind the binary: each reads its files, calls one library function and
 //! writes its output. Owns file access and exit codes; holds no referee logic.
 
+pub mod field;
 pub mod simulate;
 
 use crate::rules::{self, InputError};

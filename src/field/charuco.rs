@@ -13,6 +13,9 @@ use serde::{Deserialize, Serialize};
 pub const MIN_CORNERS_PER_VIEW: usize = 8;
 /// Fewest usable views: fewer leave focal length and distortion poorly determined.
 pub const MIN_VIEWS: usize = 5;
+/// k3 is held at zero: an overhead lens's distortion is described by k1, k2 (and the
+/// tangential terms), and a free k3 extrapolates wildly in corners no view covered.
+pub const CALIBRATION_FLAGS: i32 = opencv::calib3d::CALIB_FIX_K3;
 /// Most views read from a video (spread evenly over it); more only slows the solver.
 pub const MAX_VIDEO_VIEWS: usize = 60;
 
@@ -146,12 +149,10 @@ pub struct CharucoCalibration {
     pub frames_read: usize,
 }
 
-/// Calibrates from a sequence of frames (any may be `None`: unreadable, reported by the
-/// caller). `source` names the input in messages.
+/// Calibrates from a sequence of frames (the caller reports unreadable ones).
 pub fn calibrate(
     board: &Board,
     frames: impl IntoIterator<Item = Mat>,
-    source: &str,
 ) -> Result<CharucoCalibration, FieldError> {
     let mut all_corners: Vector<Vector<Point2f>> = Vector::new();
     let mut all_ids: Vector<Vector<i32>> = Vector::new();
@@ -165,7 +166,7 @@ pub fn calibrate(
             None => size = Some(s),
             Some(s0) if s0 != s => {
                 return Err(FieldError::Calibration(format!(
-                    "{source}: frame {frames_read} is {}x{}, earlier frames are {}x{}",
+                    "frame {frames_read} is {}x{}, earlier frames are {}x{}",
                     s.width, s.height, s0.width, s0.height
                 )))
             }
@@ -181,18 +182,16 @@ pub fn calibrate(
         }
     }
     let Some(size) = size else {
-        return Err(FieldError::Calibration(format!(
-            "{source}: no frames could be read"
-        )));
+        return Err(FieldError::Calibration(format!("no frames could be read")));
     };
     if boards_seen == 0 {
         return Err(FieldError::Calibration(format!(
-            "{source}: the board was not found in any of {frames_read} frames (does --board match the printed board?)"
+            "the board was not found in any of {frames_read} frames (does --board match the printed board?)"
         )));
     }
     if all_corners.len() < MIN_VIEWS {
         return Err(FieldError::Calibration(format!(
-            "{source}: too few board views: {} of {frames_read} frames show at least {MIN_CORNERS_PER_VIEW} board corners, {MIN_VIEWS} are needed (tilt the board in several directions)",
+            "too few board views: {} of {frames_read} frames show at least {MIN_CORNERS_PER_VIEW} board corners, {MIN_VIEWS} are needed (tilt the board in several directions)",
             all_corners.len()
         )));
     }
@@ -209,7 +208,7 @@ pub fn calibrate(
         &mut d,
         &mut rvecs,
         &mut tvecs,
-        0,
+        CALIBRATION_FLAGS,
         core::TermCriteria::new(
             core::TermCriteria_COUNT + core::TermCriteria_EPS,
             100,
@@ -229,7 +228,7 @@ pub fn calibrate(
     }
     if !rms.is_finite() || camera_matrix.iter().flatten().any(|v| !v.is_finite()) {
         return Err(FieldError::Calibration(format!(
-            "{source}: the calibration did not converge (views too similar?)"
+            "the calibration did not converge (views too similar?)"
         )));
     }
     Ok(CharucoCalibration {

@@ -12,6 +12,9 @@ use opencv::core::{self, Mat, Point2d, Rect, Size, Vector};
 use opencv::prelude::*;
 use opencv::{calib3d, imgproc};
 
+/// How often to call `update` (at most): a shake is corrected on the first update after
+/// it, so within this interval. At 240 fps: every 24th frame.
+pub const DRIFT_INTERVAL_S: f64 = 0.1;
 /// Width of the frame the tracker works on; 1280x720 input is halved.
 pub const DRIFT_WORK_WIDTH_PX: i32 = 640;
 /// Tiles across and down.

@@ -6,9 +6,11 @@
 //! Fit: an initial similarity from the cards' own outlines; then Levenberg-Marquardt over
 //! the homography with each card's rigid pose solved in closed form (every card must map to
 //! an exact 52 x 73 rectangle); then `cv::findHomography` with RANSAC over all card corners
-//! against those rectangles; finally the frame is fixed: rows along x, y towards the quads'
-//! own +y (corner 0 -> 3), origin midway between the territories and between their
-//! outermost card edges.
+//! against those rectangles; finally the frame is fixed: rows along x, y towards B with A
+//! the player at the bottom of the image (the layout itself is symmetric under a half turn,
+//! and each player's cards face that player, so the corner order cannot tell), origin
+//! midway between the territories and between their outermost card edges. A quad's corners
+//! may start anywhere: each is turned to agree with the field.
 
 use crate::field::calibration::CardQuad;
 use crate::field::error::FieldError;
@@ -441,7 +443,28 @@ fn initial_similarity(
         [scale * s, -scale * c, -scale * (s * mx + c * my)],
         [0.0, 0.0, 1.0],
     ];
-    Ok(h)
+    Ok(face_a_to_image_bottom(h))
+}
+
+/// The layout looks the same turned by a half turn; which side is A is a convention: A is
+/// the player at the bottom of the image (or, for a field lying sideways, at the left).
+fn face_a_to_image_bottom(h: [[f64; 3]; 3]) -> [[f64; 3]; 3] {
+    let Some(inv) = crate::field::map::mat3_inv(&h) else {
+        return h;
+    };
+    let o = apply_h(&inv, [0.0, 0.0]);
+    let up = apply_h(&inv, [0.0, 100.0]);
+    let (du, dv) = (up[0] - o[0], up[1] - o[1]);
+    let flip = if dv.abs() >= du.abs() {
+        dv > 0.0
+    } else {
+        du < 0.0
+    };
+    if flip {
+        [h[0].map(|v| -v), h[1].map(|v| -v), h[2]]
+    } else {
+        h
+    }
 }
 
 /// Residuals of every card against its best rigid rectangle, cards over the outlier
@@ -634,19 +657,29 @@ fn fix_gauge(
             needed: MIN_CARDS,
         });
     }
-    // Rows run along x: turn by the cards' median angle (cards are laid square to the rows).
+    // Rows run along x: turn by the cards' median angle (cards are laid square to the rows;
+    // every quad was already turned to agree with the field within a quarter turn).
     let mut angs: Vec<f64> = poses.iter().map(|p| wrap_pi(p.2)).collect();
     angs.sort_by(f64::total_cmp);
     let rot = angs[angs.len() / 2];
-    let (s, c) = (-rot).sin_cos();
-    let r = [[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]];
-    let h1 = mat3_mul(&r, &h);
-    let quads_mm: Vec<[[f64; 2]; 4]> = cards
-        .iter()
-        .zip(ok)
-        .filter(|(_, k)| **k)
-        .map(|(c, _)| map_quad(&h1, c))
-        .collect();
+    let turn = |h: &[[f64; 3]; 3], a: f64| -> [[f64; 3]; 3] {
+        let (s, c) = (-a).sin_cos();
+        mat3_mul(&[[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]], h)
+    };
+    let in_mm = |h: &[[f64; 3]; 3]| -> Vec<[[f64; 2]; 4]> {
+        cards
+            .iter()
+            .zip(ok)
+            .filter(|(_, k)| **k)
+            .map(|(c, _)| map_quad(h, c))
+            .collect()
+    };
+    let mut h1 = turn(&h, rot);
+    // Then by the rows' own direction, which single cards' turns only approximate.
+    if let Some(slope) = crate::field::layout::row_slope(&in_mm(&h1), field.card_h_mm) {
+        h1 = turn(&h1, slope.atan());
+    }
+    let quads_mm = in_mm(&h1);
     let m = crate::field::layout::measure_quads_mm(&quads_mm, field).ok_or_else(|| {
         FieldError::NotAField("the cards do not fall into two territories".into())
     })?;

@@ -234,14 +234,16 @@ const TEXTURE_PX_PER_MM: f64 = 1.0;
 /// Extent of the rendered tatami around the field centre.
 const TATAMI_HALF_MM: [f64; 2] = [900.0, 600.0];
 
-/// A gray frame of the tatami (woven texture), the cards (white with dark strokes) and
-/// optional dark "hand" discs (field centre and radius in mm), seen by `cam` without lens
-/// distortion (the drift tests need only the homography).
+/// A gray frame of the tatami (woven texture), the cards (white with dark strokes),
+/// optional "hand" discs (field centre and radius in mm) and optionally the four corner
+/// markers of `markers::marker_corners_mm`, seen by `cam` without lens distortion (the
+/// tests that use it need only the homography).
 pub fn render(
     cam: &Camera,
     cards: &[LaidCard],
     field: &FieldSize,
     hands: &[(Pt, f64)],
+    with_markers: bool,
     seed: u64,
 ) -> Result<Mat, FieldError> {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
@@ -295,6 +297,31 @@ pub fn render(
             )?;
         }
     }
+    if with_markers {
+        let dict =
+            opencv::aruco::get_predefined_dictionary(crate::field::markers::MARKER_DICTIONARY)?;
+        let side = (crate::field::markers::MARKER_SIDE_MM * TEXTURE_PX_PER_MM).round() as i32;
+        for id in 0..4 {
+            let Some(c) = crate::field::markers::marker_corners_mm(id, field) else {
+                continue;
+            };
+            let tl = to_tex(Pt::new(c[0][0], c[0][1]));
+            // A white quiet zone a quarter of the marker wide, then the marker, upright.
+            let q = side / 4;
+            imgproc::rectangle(
+                &mut tex,
+                core::Rect::new(tl.x - q, tl.y - q, side + 2 * q, side + 2 * q),
+                Scalar::all(250.0),
+                -1,
+                imgproc::LINE_8,
+                0,
+            )?;
+            let mut m = Mat::default();
+            opencv::aruco::draw_marker(&dict, id, side, &mut m, 1)?;
+            let mut roi = Mat::roi_mut(&mut tex, core::Rect::new(tl.x, tl.y, side, side))?;
+            m.copy_to(&mut roi)?;
+        }
+    }
     for (c, r) in hands {
         imgproc::circle(
             &mut tex,
@@ -326,4 +353,73 @@ pub fn render(
         Scalar::all(60.0),
     )?;
     Ok(img)
+}
+
+/// Views of a ChArUco board through a camera with lens distortion: the board image (drawn
+/// by OpenCV at `px_per_square`) is warped onto the board plane seen from each pose
+/// (`rvec`, `tvec` in mm, the board centred at the plane's origin) and then distorted with
+/// `cv::remap`. Gray frames of `intrinsics.image_size`.
+pub fn board_views(
+    board: &mut crate::field::charuco::Board,
+    intrinsics: &Intrinsics,
+    poses: &[([f64; 3], [f64; 3])],
+) -> Result<Vec<Mat>, FieldError> {
+    const PX_PER_SQUARE: i32 = 80;
+    let margin = PX_PER_SQUARE / 2;
+    let img = board.draw(PX_PER_SQUARE, margin)?;
+    let mm_per_px = board.spec.square_mm / PX_PER_SQUARE as f64;
+    let (bw, bh) = (img.cols() as f64, img.rows() as f64);
+    let board_px_to_mm = [
+        [mm_per_px, 0.0, -bw / 2.0 * mm_per_px],
+        [0.0, mm_per_px, -bh / 2.0 * mm_per_px],
+        [0.0, 0.0, 1.0],
+    ];
+    let [w, h] = intrinsics.image_size;
+    // Each distorted pixel's undistorted source, once for all views.
+    let mut grid: Vec<[f64; 2]> = Vec::with_capacity((w * h) as usize);
+    for v in 0..h {
+        for u in 0..w {
+            grid.push([u as f64, v as f64]);
+        }
+    }
+    let src = intrinsics.undistort_px(&grid)?;
+    let mut map_x =
+        Mat::new_rows_cols_with_default(h as i32, w as i32, core::CV_32FC1, Scalar::all(0.0))?;
+    let mut map_y = map_x.try_clone()?;
+    for (i, p) in src.iter().enumerate() {
+        let (r, c) = ((i as u32 / w) as i32, (i as u32 % w) as i32);
+        *map_x.at_2d_mut::<f32>(r, c)? = p[0] as f32;
+        *map_y.at_2d_mut::<f32>(r, c)? = p[1] as f32;
+    }
+    let mut out = Vec::new();
+    for (rvec, tvec) in poses {
+        let cam = Camera {
+            intrinsics: intrinsics.clone(),
+            rvec: *rvec,
+            tvec: *tvec,
+        };
+        let hm = mat3_mul(&cam.field_to_undistorted()?, &board_px_to_mm);
+        let mut und = Mat::default();
+        imgproc::warp_perspective(
+            &img,
+            &mut und,
+            &Mat::from_slice_2d(&hm)?,
+            Size::new(w as i32, h as i32),
+            imgproc::INTER_LINEAR,
+            core::BORDER_CONSTANT,
+            Scalar::all(200.0),
+        )?;
+        let mut dist = Mat::default();
+        imgproc::remap(
+            &und,
+            &mut dist,
+            &map_x,
+            &map_y,
+            imgproc::INTER_LINEAR,
+            core::BORDER_CONSTANT,
+            Scalar::all(200.0),
+        )?;
+        out.push(dist);
+    }
+    Ok(out)
 }
