@@ -14,9 +14,11 @@ use opencv::core::{self, Mat, Point, Point2f, Scalar, Size, Vector};
 use opencv::imgproc;
 use opencv::prelude::*;
 
-/// Threshold levels (on 0..255 whiteness) at which blobs are collected.
-const LEVELS: std::ops::RangeInclusive<i32> = 4..=18;
-const LEVEL_STEP: i32 = 13;
+/// Whiteness the paper is scaled to (out of 255), with headroom against clipping.
+const PAPER_LEVEL: f64 = 200.0;
+/// Threshold levels (on whiteness) at which blobs are collected.
+const LEVELS: std::ops::RangeInclusive<i32> = 4..=19;
+const LEVEL_STEP: i32 = 10;
 /// Blob size limits as fractions of the image area, before the scale is known.
 const MIN_FACE_AREA_FRAC: f64 = 0.0001;
 const MAX_FACE_AREA_FRAC: f64 = 0.03;
@@ -33,6 +35,8 @@ const AREA_RATIO_MAX: f64 = 1.6;
 /// Edge search half-width as a fraction of the face's short side (and at least this in px).
 const EDGE_SEARCH_FRAC: f64 = 0.08;
 const EDGE_SEARCH_MIN_PX: f64 = 3.0;
+/// Beyond a face edge the profile stays dark for at least this far (the border), px.
+const INK_CLEAR_PX: f64 = 1.5;
 /// Step between samples along a profile, px.
 const PROFILE_STEP_PX: f64 = 0.25;
 /// Fraction of each edge near the corners left out of the line fit.
@@ -126,8 +130,9 @@ pub fn order_upright(q: QuadPx) -> QuadPx {
 }
 
 /// Whiteness: the smallest white-balanced channel, 8-bit. Each channel is scaled so
-/// that its 97th percentile maps to 255, which makes the paper white under any light
-/// temperature as long as the cards cover a few percent of the view.
+/// that its 97th percentile maps to `PAPER_LEVEL`, which makes the paper white under any
+/// light temperature as long as the cards cover a few percent of the view. The paper
+/// must not clip: a clipped plateau would pull every edge's steepest point outwards.
 pub fn whiteness(bgr: &Mat) -> Result<Mat, DetectError> {
     let mut channels = Vector::<Mat>::new();
     core::split(bgr, &mut channels)?;
@@ -135,7 +140,7 @@ pub fn whiteness(bgr: &Mat) -> Result<Mat, DetectError> {
     for ch in channels.iter() {
         let p = percentile_u8(&ch, 0.97)?.max(16.0);
         let mut scaled = Mat::default();
-        ch.convert_to(&mut scaled, core::CV_8U, 255.0 / p, 0.0)?;
+        ch.convert_to(&mut scaled, core::CV_8U, PAPER_LEVEL / p, 0.0)?;
         out = Some(match out {
             None => scaled,
             Some(prev) => {
@@ -623,10 +628,15 @@ pub fn find_cards(bgr: &Mat, opts: &FindOptions) -> Result<Vec<FoundCard>, Detec
     for (upright, _, _) in &refined {
         let (_, long) = side_lengths(upright);
         let max_px = BORDER_SEARCH_FRAC * long;
-        for edge in [0usize, 2] {
-            if let Some(w) = border_width_px(&bgr_f, upright, edge, max_px)? {
-                ratios.push(w / long);
-            }
+        // A card's shadow widens the border on the side away from the light; the
+        // narrower of the two opposite edges is the border itself.
+        let top = border_width_px(&bgr_f, upright, 0, max_px)?;
+        let bottom = border_width_px(&bgr_f, upright, 2, max_px)?;
+        if let Some(w) = match (top, bottom) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        } {
+            ratios.push(w / long);
         }
     }
     let ratio = median(&mut ratios)
