@@ -89,6 +89,34 @@ fn score(dir: &Path, m: &MeasuredLayout) -> Score {
         named_wrong: 0,
         unnamed: 0,
     };
+    if std::env::var("KR_BIAS").is_ok() {
+        use karuta_referee::field::{measure_layout, register_from_cards, CardQuad};
+        let quads: Vec<CardQuad> = epoch
+            .cards
+            .iter()
+            .map(|l| CardQuad {
+                corners_px: l.corners_undist_px,
+                poem: Some(l.poem),
+                poem_score: None,
+            })
+            .collect();
+        let f = karuta_referee::rules::model::FieldSize::default();
+        let reg = register_from_cards(&quads, None, &f).unwrap();
+        let lay = measure_layout(&reg, &quads, &f);
+        let mut e: Vec<f64> = lay
+            .cards
+            .iter()
+            .map(|c| {
+                let t = truth.cards.iter().find(|t| t.poem == c.poem).unwrap();
+                dist([t.x_mm, t.y_mm], [c.x_mm, c.y_mm])
+            })
+            .collect();
+        eprintln!(
+            "truth quads -> centre error median {:.2} p95 {:.2}",
+            quantile(&mut e, 0.5),
+            quantile(&mut e, 0.95)
+        );
+    }
     for c in &m.cards {
         let p = &c.placement;
         let t = truth
@@ -220,4 +248,61 @@ fn layout_from_video_on_every_preset() {
         right as f64 >= 0.99 * total as f64,
         "named right {right}/{total}"
     );
+}
+
+#[test]
+#[ignore]
+fn dump_detected_outlines() {
+    use opencv::core::{Point, Scalar};
+    use opencv::imgproc;
+    let dir = record(11, Preset::Clean);
+    let m = measure(&dir);
+    let cal: Calibration =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("calibration.json")).unwrap())
+            .unwrap();
+    let k = Intrinsics::from_calibration(&cal);
+    let img = karuta_referee::detect::layout::undistort_image(&m.still.image, &k).unwrap();
+    let mut big = opencv::core::Mat::default();
+    imgproc::resize(
+        &img,
+        &mut big,
+        opencv::core::Size::new(0, 0),
+        8.0,
+        8.0,
+        imgproc::INTER_NEAREST,
+    )
+    .unwrap();
+    let labels = std::fs::read_to_string(dir.join("labels/cards.jsonl")).unwrap();
+    let epoch: Epoch = serde_json::from_str(labels.lines().next().unwrap()).unwrap();
+    let draw = |big: &mut opencv::core::Mat, q: &[[f64; 2]; 4], c: Scalar| {
+        for i in 0..4 {
+            let (a, b) = (q[i], q[(i + 1) % 4]);
+            imgproc::line(
+                big,
+                Point::new((a[0] * 8.0 + 3.5) as i32, (a[1] * 8.0 + 3.5) as i32),
+                Point::new((b[0] * 8.0 + 3.5) as i32, (b[1] * 8.0 + 3.5) as i32),
+                c,
+                1,
+                imgproc::LINE_8,
+                0,
+            )
+            .unwrap();
+        }
+    };
+    for c in &m.cards {
+        draw(&mut big, &c.face_px, Scalar::new(0.0, 0.0, 255.0, 0.0));
+        draw(
+            &mut big,
+            &c.quad.corners_px,
+            Scalar::new(255.0, 0.0, 255.0, 0.0),
+        );
+    }
+    for l in &epoch.cards {
+        draw(
+            &mut big,
+            &l.corners_undist_px,
+            Scalar::new(0.0, 255.0, 255.0, 0.0),
+        );
+    }
+    opencv::imgcodecs::imwrite_def("out/outlines.png", &big).unwrap();
 }

@@ -16,6 +16,10 @@ use anyhow::{Context, Result};
 use std::io::Write;
 use std::path::Path;
 
+const FFMPEG_LOGLEVEL_ENV: &str = "OPENCV_FFMPEG_LOGLEVEL";
+/// AV_LOG_QUIET.
+const FFMPEG_QUIET: &str = "-8";
+
 /// A detection error as the one line an official reads; input faults exit with 2.
 fn detect_error(e: DetectError) -> anyhow::Error {
     match e {
@@ -93,6 +97,11 @@ fn write_pretty<T: serde::Serialize>(path: &Path, v: &T) -> Result<()> {
 
 /// Measures the layout of the recording in `dir`, writes it to `out_dir` (default `dir`).
 pub fn layout(dir: &Path, out_dir: Option<&Path>, out: &mut dyn Write) -> Result<()> {
+    // FFmpeg's own log would add lines of its own to the one-line error on a bad file;
+    // OpenCV reads this before its first FFmpeg call. The user's setting wins.
+    if std::env::var_os(FFMPEG_LOGLEVEL_ENV).is_none() {
+        std::env::set_var(FFMPEG_LOGLEVEL_ENV, FFMPEG_QUIET);
+    }
     let video = find_video(dir).map_err(detect_error)?;
     let cal = load_calibration(&dir.join("calibration.json"))?;
     let intrinsics = cal.as_ref().map(Intrinsics::from_calibration);

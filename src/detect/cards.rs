@@ -35,8 +35,6 @@ const AREA_RATIO_MAX: f64 = 1.6;
 /// Edge search half-width as a fraction of the face's short side (and at least this in px).
 const EDGE_SEARCH_FRAC: f64 = 0.08;
 const EDGE_SEARCH_MIN_PX: f64 = 3.0;
-/// Beyond a face edge the profile stays dark for at least this far (the border), px.
-const INK_CLEAR_PX: f64 = 1.5;
 /// Step between samples along a profile, px.
 const PROFILE_STEP_PX: f64 = 0.25;
 /// Fraction of each edge near the corners left out of the line fit.
