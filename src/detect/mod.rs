@@ -11,6 +11,7 @@ pub mod cards;
 pub mod layout;
 pub mod motion;
 pub mod naming;
+pub mod relocate;
 pub mod still;
 pub mod video;
 
