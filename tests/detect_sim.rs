@@ -4,7 +4,7 @@
 
 use karuta_referee::detect::layout::{measure_layout, MeasuredLayout};
 use karuta_referee::field::{Calibration, Intrinsics};
-use karuta_referee::rules::model::{Layout, Player};
+use karuta_referee::rules::model::Layout;
 use karuta_referee::sim::{simulate, Preset, SimOptions};
 use serde::Deserialize;
 use std::path::{Path, PathBuf};

@@ -658,23 +658,3 @@ pub fn find_cards(bgr: &Mat, opts: &FindOptions) -> Result<Vec<FoundCard>, Detec
     });
     Ok(out)
 }
-
-/// Sub-pixel corner refinement of the card outlines with `cornerSubPix`, for corners that
-/// stand free on tatami; corners that moved further than `max_shift_px` keep the line fit.
-pub fn corner_sub_pix(gray: &Mat, quad: &QuadPx, max_shift_px: f64) -> Result<QuadPx, DetectError> {
-    let mut pts: Vector<Point2f> = quad
-        .iter()
-        .map(|p| Point2f::new(p[0] as f32, p[1] as f32))
-        .collect();
-    let criteria =
-        core::TermCriteria::new(core::TermCriteria_COUNT + core::TermCriteria_EPS, 30, 0.01)?;
-    imgproc::corner_sub_pix(gray, &mut pts, Size::new(3, 3), Size::new(-1, -1), criteria)?;
-    let mut out = *quad;
-    for (i, p) in pts.iter().enumerate() {
-        let np = [p.x as f64, p.y as f64];
-        if dist(np, quad[i]) <= max_shift_px {
-            out[i] = np;
-        }
-    }
-    Ok(out)
-}
