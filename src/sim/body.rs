@@ -209,8 +209,15 @@ pub fn convex_hull(points: &[Pt]) -> Vec<Pt> {
         (a.x_mm - o.x_mm) * (b.y_mm - o.y_mm) - (a.y_mm - o.y_mm) * (b.x_mm - o.x_mm)
     };
     let mut hull: Vec<Pt> = Vec::with_capacity(p.len() * 2);
-    for &pt in p.iter().chain(p.iter().rev().skip(1)) {
+    for &pt in p.iter() {
         while hull.len() >= 2 && cross(hull[hull.len() - 2], hull[hull.len() - 1], pt) <= 0.0 {
+            hull.pop();
+        }
+        hull.push(pt);
+    }
+    let lower = hull.len() + 1;
+    for &pt in p.iter().rev().skip(1) {
+        while hull.len() >= lower && cross(hull[hull.len() - 2], hull[hull.len() - 1], pt) <= 0.0 {
             hull.pop();
         }
         hull.push(pt);

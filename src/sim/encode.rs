@@ -17,6 +17,10 @@ pub enum EncodeError {
     Failed(String),
 }
 
+/// x264 speed preset: `ultrafast` keeps the encoder (on its own core) at about the
+/// renderer's pace; slower presets make files 2-3x smaller but take 2-3x longer.
+pub const X264_PRESET: &str = "ultrafast";
+
 /// An H.264 .mp4 being written.
 pub struct Encoder {
     child: Child,
@@ -34,7 +38,7 @@ impl Encoder {
         let mut child = Command::new("ffmpeg")
             .args(["-v", "error", "-y", "-f", "rawvideo", "-pix_fmt", "bgr24"])
             .args(["-s", &format!("{width}x{height}"), "-r", &format!("{fps}")])
-            .args(["-i", "-", "-an", "-c:v", "libx264", "-preset", "ultrafast"])
+            .args(["-i", "-", "-an", "-c:v", "libx264", "-preset", X264_PRESET])
             .args([
                 "-crf",
                 &crf.to_string(),

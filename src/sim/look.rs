@@ -123,9 +123,9 @@ impl Look {
             },
             flicker_phase: rng.gen_range(0.0..std::f64::consts::TAU),
             noise_sigma: match preset {
-                Preset::Clean => rng.gen_range(0.8..1.5),
-                Preset::Realistic => rng.gen_range(1.5..3.0),
-                Preset::Hard => rng.gen_range(4.0..6.0),
+                Preset::Clean => rng.gen_range(0.6..1.0),
+                Preset::Realistic => rng.gen_range(1.0..2.0),
+                Preset::Hard => rng.gen_range(2.5..4.0),
             },
             exposure_frac: match preset {
                 Preset::Clean => 0.25,
@@ -144,9 +144,9 @@ impl Look {
                 _ => 0.0,
             },
             crf: match preset {
-                Preset::Clean => 18,
-                Preset::Realistic => 22,
-                Preset::Hard => 27,
+                Preset::Clean => 23,
+                Preset::Realistic => 27,
+                Preset::Hard => 29,
             },
         }
     }

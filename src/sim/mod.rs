@@ -14,6 +14,7 @@ pub mod labels;
 pub mod look;
 pub mod render;
 pub mod run;
+pub mod sheet;
 pub mod story;
 
 pub use run::{simulate, SimError, SimOptions, SimSummary};

@@ -84,10 +84,10 @@ pub struct Renderer<'a> {
     gain: Mat,
     base: Mat,
     frame: Mat,
-    noise_pos: Vec<Mat>,
-    noise_neg: Vec<Mat>,
     textures: Vec<Mat>,
-    static_key: Vec<(u8, i64, i64, i64)>,
+    static_key: Vec<i64>,
+    noise: Mat,
+    noise_offset: f64,
     last_dirty: Option<Rect>,
     last_dynamic_key: Vec<i64>,
     pub fps: f64,
@@ -192,28 +192,19 @@ impl<'a> Renderer<'a> {
                 }
             }
         }
-        let mut noise_pos = Vec::new();
-        let mut noise_neg = Vec::new();
-        for _ in 0..NOISE_PATTERNS {
-            let mut pos = mat_zeros(h, w + 64, CV_8UC3)?;
-            let mut neg = mat_zeros(h, w + 64, CV_8UC3)?;
-            {
-                let pb = pos.data_bytes_mut()?;
-                let nb = neg.data_bytes_mut()?;
-                for i in 0..pb.len() {
-                    // Sum of uniforms: close enough to Gaussian sensor noise.
-                    let g: f64 = (0..4).map(|_| rng.gen_range(-1.0..1.0)).sum::<f64>()
-                        * (3.0f64 / 4.0).sqrt();
-                    let n = (g * look.noise_sigma).round();
-                    if n > 0.0 {
-                        pb[i] = n.min(255.0) as u8;
-                    } else {
-                        nb[i] = (-n).min(255.0) as u8;
-                    }
-                }
+        // Sensor noise patterns, stored with an offset so one saturating add applies them.
+        let noise_offset = (3.0 * look.noise_sigma).ceil();
+        let mut noise = mat_zeros(h * NOISE_PATTERNS as i32, w + 64, CV_8UC3)?;
+        {
+            let nb = noise.data_bytes_mut()?;
+            for px in nb.iter_mut() {
+                // Sum of uniforms: close enough to Gaussian sensor noise.
+                let g: f64 =
+                    (0..4).map(|_| rng.gen_range(-1.0..1.0)).sum::<f64>() * (3.0f64 / 4.0).sqrt();
+                *px = (g * look.noise_sigma + noise_offset)
+                    .round()
+                    .clamp(0.0, 255.0) as u8;
             }
-            noise_pos.push(pos);
-            noise_neg.push(neg);
         }
         let textures = story
             .cards
@@ -237,10 +228,10 @@ impl<'a> Renderer<'a> {
             gain,
             base: mat_zeros(h, w, CV_8UC3)?,
             frame: mat_zeros(h, w, CV_8UC3)?,
-            noise_pos,
-            noise_neg,
             textures,
-            static_key: vec![(0, i64::MIN, 0, 0)],
+            static_key: vec![i64::MIN],
+            noise,
+            noise_offset,
             last_dirty: None,
             last_dynamic_key: Vec::new(),
             fps,
@@ -331,13 +322,61 @@ impl<'a> Renderer<'a> {
         Ok(())
     }
 
-    fn rebuild_static(&mut self, resting: &[usize], t: f64) -> opencv::Result<()> {
+    /// Shadows, then hands, lower hands first so a raised arm passes over the other.
+    fn draw_hands(
+        &self,
+        img: &mut Mat,
+        roi: Rect,
+        shapes: &[(usize, HandShape)],
+        cam: [f64; 3],
+    ) -> opencv::Result<()> {
+        if shapes.is_empty() {
+            return Ok(());
+        }
+        let story = self.story;
+        let cf = self.canvas;
+        let mut order: Vec<&(usize, HandShape)> = shapes.iter().collect();
+        order.sort_by(|a, b| {
+            a.1.keypoints
+                .middle
+                .z_mm
+                .total_cmp(&b.1.keypoints.middle.z_mm)
+        });
+        let mut r = Mat::roi_mut(img, roi)?;
+        let all: Vec<&HandShape> = order.iter().map(|(_, s)| s).collect();
+        draw_shadows(&mut r, &cf, roi, &all, &self.look)?;
+        for (hi, s) in &order {
+            let look = &story.looks[story.hands[*hi].player.index()];
+            draw_hand(&mut r, &cf, roi, s, look, cam)?;
+        }
+        Ok(())
+    }
+
+    fn rebuild_static(
+        &mut self,
+        resting: &[usize],
+        still_hands: &[usize],
+        t: f64,
+    ) -> opencv::Result<()> {
         self.tatami.copy_to(&mut self.static_canvas)?;
         let mut img = std::mem::take(&mut self.static_canvas);
         for &i in resting {
             let p = self.story.cards[i].pose(t, &self.story.hands);
             self.draw_card(&mut img, i, p)?;
         }
+        // Hands that rest during the exposure belong to the still layer too.
+        let story = self.story;
+        let shapes: Vec<(usize, HandShape)> = still_hands
+            .iter()
+            .map(|&hi| {
+                (
+                    hi,
+                    story.hands[hi].shape(t, &story.looks[story.hands[hi].player.index()]),
+                )
+            })
+            .collect();
+        let full = Rect::new(0, 0, img.cols(), img.rows());
+        self.draw_hands(&mut img, full, &shapes, story.camera_mm)?;
         self.static_canvas = img;
         self.static_canvas.copy_to(&mut self.work)?;
         imgproc::remap(
@@ -349,6 +388,9 @@ impl<'a> Renderer<'a> {
             core::BORDER_REPLICATE,
             Scalar::all(0.0),
         )?;
+        let mut lit = Mat::default();
+        core::multiply(&self.base, &self.gain, &mut lit, 1.0 / 128.0, -1)?;
+        self.base = lit;
         self.base.copy_to(&mut self.frame)?;
         self.static_rebuilds += 1;
         self.last_dirty = None;
@@ -361,31 +403,45 @@ impl<'a> Renderer<'a> {
         let t = i as f64 / self.fps;
         let story = self.story;
         let resting = self.resting(t);
-        let key: Vec<(u8, i64, i64, i64)> = resting
-            .iter()
-            .map(|&ci| {
-                let p = story.cards[ci].pose(t, &story.hands);
-                (
-                    story.cards[ci].poem,
-                    (p.x_mm * 1e4) as i64,
-                    (p.y_mm * 1e4) as i64,
-                    (p.angle_deg * 1e4) as i64,
-                )
-            })
+        let e = self.exposure_s();
+        let still_hands: Vec<usize> = (0..story.hands.len())
+            .filter(|&hi| story.hands[hi].still(t - e, t + e))
             .collect();
+        let mut key: Vec<i64> = Vec::new();
+        for &ci in &resting {
+            let p = story.cards[ci].pose(t, &story.hands);
+            key.extend([
+                story.cards[ci].poem as i64,
+                (p.x_mm * 1e4) as i64,
+                (p.y_mm * 1e4) as i64,
+                (p.angle_deg * 1e4) as i64,
+            ]);
+        }
+        key.push(-1);
+        for &hi in &still_hands {
+            let (p, z) = story.hands[hi].at(t);
+            key.extend([
+                hi as i64,
+                (p.x_mm * 1e4) as i64,
+                (p.y_mm * 1e4) as i64,
+                (z * 1e4) as i64,
+            ]);
+        }
         if key != self.static_key {
-            self.rebuild_static(&resting, t)?;
+            self.rebuild_static(&resting, &still_hands, t)?;
             self.static_key = key;
         }
+        let moving_hands: Vec<usize> = (0..story.hands.len())
+            .filter(|hi| !still_hands.contains(hi))
+            .collect();
         let moving: Vec<usize> = (0..story.cards.len())
             .filter(|i| !resting.contains(i))
             .collect();
         let shake = self.look.shake_at(t);
         let shaken = self.look.shake_mm > 0.0;
         // Blur samples: enough that the fastest point moves ~1.5 px between samples.
-        let e = self.exposure_s();
         let mut speed_px: f64 = 0.0;
-        for h in &story.hands {
+        for h in moving_hands.iter().map(|&hi| &story.hands[hi]) {
             let (a, za) = h.at(t - e / 2.0);
             let (b, zb) = h.at(t + e / 2.0);
             let d =
@@ -404,7 +460,7 @@ impl<'a> Renderer<'a> {
         // Same dynamic content as the last frame: keep the composited image.
         let mut dyn_key: Vec<i64> = vec![n as i64];
         for &ts in &times {
-            for h in &story.hands {
+            for h in moving_hands.iter().map(|&hi| &story.hands[hi]) {
                 let (p, z) = h.at(ts);
                 dyn_key.extend([
                     (p.x_mm * 1e3) as i64,
@@ -423,20 +479,19 @@ impl<'a> Renderer<'a> {
             }
         }
         if shaken || dyn_key != self.last_dynamic_key {
-            self.compose(&times, &moving, shake)?;
+            self.compose(&times, &moving, &moving_hands, shake)?;
             self.last_dynamic_key = dyn_key;
         }
         // Light (gain map with the frame's flicker), then sensor noise.
         let fl = self.look.flicker_gain(t, e);
-        core::multiply(&self.frame, &self.gain, out, fl / 128.0, -1)?;
-        let k = self.rng.gen_range(0..NOISE_PATTERNS);
-        let off = self.rng.gen_range(0..64);
-        let r = Rect::new(off, 0, out.cols(), out.rows());
-        let pos = Mat::roi(&self.noise_pos[k], r)?;
-        let neg = Mat::roi(&self.noise_neg[k], r)?;
         let mut tmp = Mat::default();
-        core::add(out, &pos, &mut tmp, &core::no_array(), -1)?;
-        core::subtract(&tmp, &neg, out, &core::no_array(), -1)?;
+        self.frame
+            .convert_to(&mut tmp, CV_8UC3, fl, -self.noise_offset)?;
+        let k = self.rng.gen_range(0..NOISE_PATTERNS as i32);
+        let off = self.rng.gen_range(0..64);
+        let r = Rect::new(off, k * out.rows(), out.cols(), out.rows());
+        let noise = Mat::roi(&self.noise, r)?;
+        core::add(&tmp, &noise, out, &core::no_array(), -1)?;
         Ok(())
     }
 
@@ -445,6 +500,7 @@ impl<'a> Renderer<'a> {
         &mut self,
         times: &[f64],
         moving: &[usize],
+        moving_hands: &[usize],
         shake: (f64, f64),
     ) -> opencv::Result<()> {
         let story = self.story;
@@ -459,7 +515,8 @@ impl<'a> Renderer<'a> {
         ];
         for &ts in times {
             let mut v = Vec::new();
-            for (hi, h) in story.hands.iter().enumerate() {
+            for &hi in moving_hands {
+                let h = &story.hands[hi];
                 let s = h.shape(ts, &story.looks[h.player.index()]);
                 for p in shape_points(&s) {
                     bb.add(cf.px(project_to_tatami(cam, p)));
@@ -475,9 +532,7 @@ impl<'a> Renderer<'a> {
             shapes.push(v);
         }
         let pad = 6;
-        let Some(roi) = clip(bb.rect(pad), cf.w, cf.h) else {
-            return Ok(());
-        };
+        let roi = clip(bb.rect(pad), cf.w, cf.h).unwrap_or(Rect::new(0, 0, 1, 1));
         let n = times.len();
         let mut acc = Mat::default();
         for (k, &ts) in times.iter().enumerate() {
@@ -491,24 +546,7 @@ impl<'a> Renderer<'a> {
                 let p = story.cards[ci].pose(ts, &story.hands);
                 self.draw_card(&mut work, ci, p)?;
             }
-            // Lower hands first, so a raised arm passes over the other.
-            let mut order: Vec<&(usize, HandShape)> = shapes[k].iter().collect();
-            order.sort_by(|a, b| {
-                a.1.keypoints
-                    .middle
-                    .z_mm
-                    .total_cmp(&b.1.keypoints.middle.z_mm)
-            });
-            {
-                let mut r = Mat::roi_mut(&mut work, roi)?;
-                for (_, s) in &order {
-                    draw_shadow(&mut r, &cf, roi, s, &self.look)?;
-                }
-                for (hi, s) in &order {
-                    let look = &story.looks[story.hands[*hi].player.index()];
-                    draw_hand(&mut r, &cf, roi, s, look, cam)?;
-                }
-            }
+            self.draw_hands(&mut work, roi, &shapes[k], cam)?;
             self.work = work;
             if n > 1 {
                 let r = Mat::roi(&self.work, roi)?;
@@ -539,6 +577,9 @@ impl<'a> Renderer<'a> {
                 core::BORDER_REPLICATE,
                 Scalar::all(0.0),
             )?;
+            let mut lit = Mat::default();
+            core::multiply(&self.frame, &self.gain, &mut lit, 1.0 / 128.0, -1)?;
+            self.frame = lit;
         } else {
             // Restore what the last frame drew, then remap the new region.
             if let Some(d) = self.last_dirty.take() {
@@ -559,6 +600,10 @@ impl<'a> Renderer<'a> {
                     core::BORDER_REPLICATE,
                     Scalar::all(0.0),
                 )?;
+                let g = Mat::roi(&self.gain, out_roi)?;
+                let mut lit = Mat::default();
+                core::multiply(&dst, &g, &mut lit, 1.0 / 128.0, -1)?;
+                lit.copy_to(&mut dst)?;
                 self.last_dirty = Some(out_roi);
             }
         }
@@ -769,29 +814,33 @@ fn draw_hand<I: ToInputOutputArray>(
     )
 }
 
-fn draw_shadow<I: ToInputOutputArray + ToInputArray + ToOutputArray>(
+fn draw_shadows<I: ToInputOutputArray + ToInputArray + ToOutputArray>(
     img: &mut I,
     cf: &CanvasFrame,
     roi: Rect,
-    s: &HandShape,
+    shapes: &[&HandShape],
     look: &Look,
 ) -> opencv::Result<()> {
     let mut mask = mat_zeros(roi.height, roi.width, CV_8UC1)?;
     let white = Scalar::all(255.0);
     let light = look.light_dir;
-    draw_parts(
-        &mut mask,
-        cf,
-        roi,
-        s,
-        &|p| shadow_on_tatami(light, p),
-        white,
-        white,
-        white,
-        false,
-    )?;
-    // A soft shadow, softer the higher the hand.
-    let sigma = (2.0 + 0.06 * s.keypoints.middle.z_mm) / cf.mm_per_px;
+    let mut z_sum = 0.0;
+    for s in shapes {
+        draw_parts(
+            &mut mask,
+            cf,
+            roi,
+            s,
+            &|p| shadow_on_tatami(light, p),
+            white,
+            white,
+            white,
+            false,
+        )?;
+        z_sum += s.keypoints.middle.z_mm;
+    }
+    // A soft shadow, softer the higher the hands.
+    let sigma = (2.0 + 0.06 * z_sum / shapes.len().max(1) as f64) / cf.mm_per_px;
     let mut soft = Mat::default();
     imgproc::gaussian_blur(
         &mask,

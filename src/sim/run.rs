@@ -79,6 +79,10 @@ pub struct SimSummary {
     pub labels_bytes: u64,
     pub render_s: f64,
     pub ms_per_frame: f64,
+    /// Of which drawing the frame.
+    pub render_ms_per_frame: f64,
+    /// Of which waiting for the encoder to take the frame.
+    pub encode_wait_ms_per_frame: f64,
     pub static_rebuilds: usize,
 }
 
@@ -251,10 +255,15 @@ pub fn simulate(opts: &SimOptions, out: &Path, progress: bool) -> Result<SimSumm
     let mut epoch_key: Option<Vec<usize>> = None;
     let mut epoch: u32 = 0;
     let started = Instant::now();
+    let (mut render_s, mut encode_s) = (0.0, 0.0);
     for i in 0..frames {
         let t = i as f64 / opts.fps;
+        let t0 = Instant::now();
         renderer.render(i, &mut img)?;
+        let t1 = Instant::now();
         enc.write(img.data_bytes()?)?;
+        render_s += (t1 - t0).as_secs_f64();
+        encode_s += t1.elapsed().as_secs_f64();
         writeln!(frames_csv, "{i},{:.6}", t).map_err(io(out))?;
         if let Some((fl, cl)) = label_files.as_mut() {
             let resting: Vec<usize> = (0..story.cards.len())
@@ -326,7 +335,7 @@ pub fn simulate(opts: &SimOptions, out: &Path, progress: bool) -> Result<SimSumm
     bar.finish_and_clear();
     enc.finish()?;
     frames_csv.flush().map_err(io(out))?;
-    let render_s = started.elapsed().as_secs_f64();
+    let total_s = started.elapsed().as_secs_f64();
     let size = |p: &Path| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
     let labels_bytes = if opts.labels {
         size(&labels_dir.join("frames.jsonl")) + size(&labels_dir.join("cards.jsonl"))
@@ -340,8 +349,10 @@ pub fn simulate(opts: &SimOptions, out: &Path, progress: bool) -> Result<SimSumm
         events: story.events.len(),
         video_bytes: size(&video),
         labels_bytes,
-        render_s,
-        ms_per_frame: render_s * 1e3 / frames.max(1) as f64,
+        render_s: total_s,
+        ms_per_frame: total_s * 1e3 / frames.max(1) as f64,
+        render_ms_per_frame: render_s * 1e3 / frames.max(1) as f64,
+        encode_wait_ms_per_frame: encode_s * 1e3 / frames.max(1) as f64,
         static_rebuilds: renderer.static_rebuilds,
     })
 }

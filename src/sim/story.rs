@@ -9,7 +9,6 @@ use crate::rules::geometry::{FieldGeometry, Pt};
 use crate::rules::kimariji::ReadPool;
 use crate::rules::model::*;
 use crate::rules::poems::{poem, POEM_COUNT};
-use crate::rules::Referee;
 use crate::sim::body::{
     convex_hull, dist_to_polygon, hand_shape, project_to_tatami, Appearance, HandShape,
     CONTACT_Z_MM, TIP_CONTACT_R_MM,
@@ -343,7 +342,15 @@ pub fn make_layout(
             let mut place = |x: f64, rng: &mut ChaCha20Rng| {
                 let poem = next.next().unwrap_or(1);
                 let a = rng.gen_range(-2.0..2.0) * disorder;
-                let y = yc + rng.gen_range(-1.5..1.5) * disorder;
+                let mut y = yc + rng.gen_range(-1.5..1.5) * disorder;
+                // A tilted card reaches further; keep every corner on the territory.
+                let terr = geom.territory(p);
+                let reach = geom
+                    .card_corners(0.0, 0.0, a)
+                    .iter()
+                    .map(|c| c.y_mm.abs())
+                    .fold(0.0, f64::max);
+                y = y.clamp(terr.y0_mm + reach + 0.01, terr.y1_mm - reach - 0.01);
                 cards.push(CardPlacement {
                     poem: Some(poem),
                     owner: p,
@@ -654,7 +661,12 @@ impl<'a> Planner<'a> {
         let from = self.pose(poem, t_touch);
         let (dx, dy) = (from.x_mm - grip.x_mm, from.y_mm - grip.y_mm);
         let target_tip = Pt::new(to.x_mm - dx, to.y_mm - dy);
-        let lift_t = t_touch + 0.06;
+        self.hands[hi].keys.push(HandKey {
+            t_s: t_touch + PRESS_S,
+            tip: grip,
+            z_mm: 0.0,
+        });
+        let lift_t = t_touch + PRESS_S + 0.06;
         let d = dist(grip, target_tip);
         let travel = self.travel_s(player, d) * 1.8 + 0.15;
         let t_set = lift_t + travel;
@@ -861,22 +873,30 @@ pub fn plan(rng: &mut ChaCha20Rng, opts: &StoryOptions, camera_mm: [f64; 3]) -> 
     let mut off_field: Vec<u8> = (1..=POEM_COUNT).filter(|p| !on_field.contains(p)).collect();
     off_field.shuffle(pl.rng);
 
-    let mut referee = Referee::new(&layout);
     let mut pool = ReadPool::new();
     let mut readings: Vec<Reading> = Vec::new();
     let mut t_kami = FIRST_KAMI_S;
     for (i, is_dead) in dead.into_iter().enumerate() {
-        if referee.winner().is_some() {
-            break;
-        }
         let seq = i as u32 + 1;
+        let plot = choose_plot(&mut pl, is_dead);
         let poem_no = if is_dead {
             match off_field.pop() {
                 Some(p) => p,
                 None => break,
             }
         } else {
-            let live: Vec<u8> = pl.owner.keys().copied().collect();
+            let mut live: Vec<u8> = pl.owner.keys().copied().collect();
+            if plot == Plot::PushOut {
+                // 17-2 needs a card at the end of its row with a neighbour just inside it.
+                let pushable: Vec<u8> = live
+                    .iter()
+                    .copied()
+                    .filter(|&p| pushable(&pl, p, t_kami))
+                    .collect();
+                if !pushable.is_empty() {
+                    live = pushable;
+                }
+            }
             match live.choose(pl.rng) {
                 Some(p) => *p,
                 None => break,
@@ -890,7 +910,6 @@ pub fn plan(rng: &mut ChaCha20Rng, opts: &StoryOptions, camera_mm: [f64; 3]) -> 
         pool.mark_read(poem_no);
         let decided = onsets[(klen - 1).min(onsets.len() - 1)];
         let mora_end = onsets[onsets.len() - 1] + 0.25;
-        let plot = choose_plot(&mut pl, is_dead);
         pl.moments.push(Moment {
             what: format!("reading {seq}: {}", plot.name()),
             seq,
@@ -908,8 +927,16 @@ pub fn plan(rng: &mut ChaCha20Rng, opts: &StoryOptions, camera_mm: [f64; 3]) -> 
             void: false,
         };
         // What the judge will say decides the sends, which must really happen.
-        let evs = events_between(&pl, t_kami, f64::INFINITY);
-        let owed = referee.clone().judge(&reading, &evs).sends.owed;
+        // The whole match so far, so that state carried between readings (a hand already
+        // inside, cards out) is judged as the engine will judge it.
+        let mut so_far = readings.clone();
+        so_far.push(reading.clone());
+        let evs = events_between(&pl, 0.0, f64::INFINITY);
+        let owed = crate::rules::adjudicate(&layout, &so_far, &evs)
+            .0
+            .last()
+            .map(|r| r.sends.owed.clone())
+            .unwrap_or_default();
         let mut t_free = t_busy;
         let take_end = t_busy;
         for (p, n) in owed {
@@ -957,9 +984,15 @@ pub fn plan(rng: &mut ChaCha20Rng, opts: &StoryOptions, camera_mm: [f64; 3]) -> 
         }
         let shimo = round_t(mora_end.max(t_free) + pl.u((0.2, 0.4)));
         reading.shimo_start_s = Some(shimo);
-        let evs = events_between(&pl, t_kami, f64::INFINITY);
-        let _ = referee.judge(&reading, &evs);
         readings.push(reading);
+        let evs = events_between(&pl, 0.0, f64::INFINITY);
+        if crate::rules::adjudicate(&layout, &readings, &evs)
+            .1
+            .winner
+            .is_some()
+        {
+            break;
+        }
         t_kami = shimo + pl.u(SHIMO_AND_PAUSE_S);
     }
     let duration_s = round_t(t_kami);
@@ -1296,6 +1329,40 @@ impl<'a> Planner<'a> {
     }
 }
 
+/// The resting cards of `owner`'s row holding the card, other than the card itself.
+fn row_mates(pl: &Planner, read: u8, t: f64) -> Vec<(u8, Pose)> {
+    let Some(owner) = pl.owner.get(&read).copied() else {
+        return Vec::new();
+    };
+    let r = pl.pose(read, t);
+    pl.owner
+        .iter()
+        .filter(|(p, o)| **o == owner && **p != read)
+        .map(|(p, _)| (*p, pl.pose(*p, t)))
+        .filter(|(_, q)| (q.y_mm - r.y_mm).abs() < 20.0)
+        .collect()
+}
+
+/// The neighbour that can push `read` out: `read` is the outermost card of its row and
+/// the neighbour lies just inside it.
+fn push_partner(pl: &Planner, read: u8, t: f64) -> Option<(u8, Pose, f64)> {
+    let r = pl.pose(read, t);
+    let sgn = if r.x_mm >= 0.0 { 1.0 } else { -1.0 };
+    let cw = pl.geom.size.card_w_mm;
+    let mates = row_mates(pl, read, t);
+    if mates.iter().any(|(_, q)| sgn * (q.x_mm - r.x_mm) > 0.0) {
+        return None;
+    }
+    mates
+        .into_iter()
+        .find(|(_, q)| (0.0..14.0).contains(&(sgn * (r.x_mm - q.x_mm) - cw)))
+        .map(|(n, q)| (n, q, sgn))
+}
+
+fn pushable(pl: &Planner, read: u8, t: f64) -> bool {
+    push_partner(pl, read, t).is_some()
+}
+
 /// 17-2: the hand drives a neighbouring card into the read card, which leaves the area.
 #[allow(clippy::too_many_arguments)]
 fn push_out(
@@ -1309,28 +1376,7 @@ fn push_out(
     leads: &[Hand; 2],
 ) -> Option<f64> {
     let r = pl.pose(read, decided);
-    let sgn = if r.x_mm >= 0.0 { 1.0 } else { -1.0 };
-    let cw = pl.geom.size.card_w_mm;
-    // The read card must be the outermost of its row, with a neighbour just inside it.
-    let row_y = r.y_mm;
-    let same_row: Vec<(u8, Pose)> = pl
-        .owner
-        .iter()
-        .filter(|(p, o)| **o == owner && **p != read)
-        .map(|(p, _)| (*p, pl.pose(*p, decided)))
-        .filter(|(_, q)| (q.y_mm - row_y).abs() < 20.0)
-        .collect();
-    if same_row.iter().any(|(_, q)| sgn * (q.x_mm - r.x_mm) > 0.0) {
-        return None;
-    }
-    let (n, np) = same_row
-        .iter()
-        .filter(|(_, q)| {
-            let gap = sgn * (r.x_mm - q.x_mm) - cw;
-            (0.0..14.0).contains(&gap)
-        })
-        .copied()
-        .next()?;
+    let (n, np, sgn) = push_partner(pl, read, decided)?;
     if !pl.card(n).still(decided - 1.0, decided + 3.0, &pl.hands) {
         return None;
     }
