@@ -6,7 +6,6 @@ use karuta_referee::field::synth::{self, Camera};
 use karuta_referee::field::{Calibration, Intrinsics};
 use karuta_referee::rules::model::FieldSize;
 use opencv::core::{Mat, Scalar, Vector};
-use opencv::prelude::*;
 use opencv::{core, imgcodecs};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -296,4 +295,45 @@ fn register_command_from_cards_and_a_folding_view_exit_2() {
         .arg("--out")
         .arg(&out));
     one_error_line(&stderr, code, "quads.json: cards: the image-to-field homography is unusable: it would fold the field over");
+}
+
+#[test]
+fn register_command_from_markers() {
+    let d = scratch("markers");
+    let field = FieldSize::default();
+    let cam =
+        Camera::overhead([1280, 720], 1000.0, vec![0.0; 5], 1200.0, [1.0, 1.0], -1.0).unwrap();
+    let cards = synth::layout(41, &field, 2.0, 1.0);
+    let img = d.join("markers.png");
+    let frame = synth::render(&cam, &cards, &field, &[], true, 42).unwrap();
+    assert!(imgcodecs::imwrite(img.to_str().unwrap(), &frame, &Vector::new()).unwrap());
+    let out = d.join("calibration.json");
+    let (code, stdout, stderr) = run(bin()
+        .args(["register", "--markers"])
+        .arg(&img)
+        .arg("--out")
+        .arg(&out));
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("16/16 corners agree"), "{stdout}");
+    let c: Calibration = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let truth = cam.image_to_field().unwrap();
+    for p in [[200.0, 150.0], [1100.0, 600.0]] {
+        let a = karuta_referee::field::map::apply_h(&c.image_to_field, p);
+        let b = karuta_referee::field::map::apply_h(&truth, p);
+        assert!((a[0] - b[0]).hypot(a[1] - b[1]) < 2.0, "{a:?} vs {b:?}");
+    }
+    // A frame without markers: one line, exit 2.
+    let bare = d.join("bare.png");
+    let frame = synth::render(&cam, &cards, &field, &[], false, 42).unwrap();
+    assert!(imgcodecs::imwrite(bare.to_str().unwrap(), &frame, &Vector::new()).unwrap());
+    let (code, _, stderr) = run(bin()
+        .args(["register", "--markers"])
+        .arg(&bare)
+        .arg("--out")
+        .arg(&out));
+    one_error_line(
+        &stderr,
+        code,
+        "bare.png: markers: too few field-corner markers",
+    );
 }

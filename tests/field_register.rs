@@ -234,3 +234,88 @@ fn art_7_2_layout_check_flags_a_2_cm_gap() {
     assert!((v.measured_mm - 20.0).abs() < 2.0, "{v}");
     assert_eq!(v.article, "7-2");
 }
+
+/// The truth map of a distorting camera, to test the pixel questions on known geometry.
+fn truth_map(cam: &Camera) -> karuta_referee::field::FieldMap {
+    karuta_referee::field::FieldMap::new(
+        cam.image_to_field().unwrap(),
+        Some(cam.intrinsics.clone()),
+        FieldSize::default(),
+        cam.intrinsics.image_size,
+    )
+    .unwrap()
+}
+
+#[test]
+fn pixels_and_millimetres_round_trip_through_the_lens() {
+    let cam = camera([5.0, -3.0], 2.0);
+    let map = truth_map(&cam);
+    let pts = [
+        Pt::new(-430.0, -250.0),
+        Pt::new(0.0, 0.0),
+        Pt::new(300.0, 200.0),
+    ];
+    let px = map.to_image(&pts).unwrap();
+    // The camera's own projection (with distortion) agrees with the map's inverse.
+    let want = cam.project(&pts).unwrap();
+    for (a, b) in px.iter().zip(&want) {
+        assert!((a[0] - b[0]).hypot(a[1] - b[1]) < 0.01, "{a:?} vs {b:?}");
+    }
+    for (p, q) in map.to_field(&px).unwrap().iter().zip(&pts) {
+        assert!((p.x_mm - q.x_mm).hypot(p.y_mm - q.y_mm) < 0.01);
+    }
+}
+
+#[test]
+fn art_17_2_card_out_hand_inside_and_territory_on_pixels() {
+    use karuta_referee::rules::geometry::rotated_rect;
+    let cam = camera([4.0, 2.0], -1.5);
+    let map = truth_map(&cam);
+    let card_px = |x: f64, y: f64, a: f64| -> [[f64; 2]; 4] {
+        let px = cam.project(&rotated_rect(x, y, 52.0, 73.0, a)).unwrap();
+        [px[0], px[1], px[2], px[3]]
+    };
+    // Half over the left edge: not out; a millimetre past its own half width: out.
+    assert!(!map.card_is_out_px(&card_px(-435.0, -51.5, 0.0)).unwrap());
+    assert!(map
+        .card_is_out_px(&card_px(-435.0 - 27.0, -51.5, 0.0))
+        .unwrap());
+    // Tilted 45 degrees near the edge: the corner still reaches in.
+    assert!(!map
+        .card_is_out_px(&card_px(-435.0 - 40.0, -51.5, 45.0))
+        .unwrap());
+    // A hand's outline (non-convex: a hook) with only a finger over the area's right edge.
+    let hook = [
+        Pt::new(520.0, -60.0),
+        Pt::new(433.0, -60.0),
+        Pt::new(433.0, -50.0),
+        Pt::new(500.0, -50.0),
+        Pt::new(500.0, 40.0),
+        Pt::new(520.0, 40.0),
+    ];
+    assert!(map.hand_is_inside_px(&cam.project(&hook).unwrap()).unwrap());
+    let away: Vec<Pt> = hook
+        .iter()
+        .map(|p| Pt::new(p.x_mm + 10.0, p.y_mm))
+        .collect();
+    assert!(!map.hand_is_inside_px(&cam.project(&away).unwrap()).unwrap());
+    // An outline enclosing the whole area counts too.
+    let around = [
+        Pt::new(-600.0, -300.0),
+        Pt::new(600.0, -300.0),
+        Pt::new(600.0, 300.0),
+        Pt::new(-600.0, 300.0),
+    ];
+    let around_px = map.to_image(&around).unwrap();
+    assert!(map.hand_is_inside_px(&around_px).unwrap());
+    let px = |x: f64, y: f64| cam.project(&[Pt::new(x, y)]).unwrap()[0];
+    assert_eq!(
+        map.territory_of_px(px(100.0, -100.0)).unwrap(),
+        Some(Player::A)
+    );
+    assert_eq!(
+        map.territory_of_px(px(-300.0, 200.0)).unwrap(),
+        Some(Player::B)
+    );
+    assert_eq!(map.territory_of_px(px(0.0, 0.0)).unwrap(), None);
+}

@@ -174,3 +174,87 @@ fn art_7_sim_layout_check_legal_84_cm_and_2_cm_gap() {
     assert_eq!(what, ["gap between territories"], "{:?}", gap.violations);
     assert!((gap.gap_mm.unwrap() - 20.0).abs() < 2.0);
 }
+
+#[derive(Deserialize)]
+struct FrameTruth {
+    frame: u64,
+    field_to_image: Option<[[f64; 3]; 3]>,
+}
+
+/// The hard preset's camera shakes all the time (1-3 mm, several Hz). The tracker, updated
+/// on every decoded frame against frame 0, must follow it: the corrected registration maps
+/// the field better than the uncorrected one, to about a millimetre.
+#[test]
+fn sim_hard_camera_shake_is_followed_by_the_drift_tracker() {
+    use karuta_referee::field::map::{apply_h, mat3_inv};
+    use karuta_referee::field::{DriftTracker, FieldMap, Registration};
+    use opencv::prelude::*;
+    use opencv::{core::Mat, videoio};
+
+    let dir = record("drift", short(14, Preset::Hard, 640, 360));
+    let cal = calibration(&dir);
+    let intr = Intrinsics::from_calibration(&cal);
+    let truth: Vec<FrameTruth> = std::fs::read_to_string(dir.join("labels/frames.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let f2i = |i: usize| truth[i].field_to_image.expect("hard preset shakes");
+    let reg_for = |h_f2i: [[f64; 3]; 3]| Registration {
+        map: FieldMap::new(
+            mat3_inv(&h_f2i).unwrap(),
+            Some(intr.clone()),
+            FieldSize::default(),
+            cal.image_size,
+        )
+        .unwrap(),
+        cards: Vec::new(),
+        corner_inliers: 0,
+        corners_used: 0,
+        reprojection_error_mm: 0.0,
+    };
+    let grid: Vec<[f64; 2]> = [-400.0, 0.0, 400.0]
+        .iter()
+        .flat_map(|x| [-230.0, 0.0, 230.0].map(|y| [*x, y]))
+        .collect();
+    let worst = |reg: &Registration, h_f2i: &[[f64; 3]; 3]| -> f64 {
+        let und: Vec<[f64; 2]> = grid.iter().map(|p| apply_h(h_f2i, *p)).collect();
+        let raw = intr.distort_px(&und).unwrap();
+        let mm = reg.to_field(&raw).unwrap();
+        mm.iter()
+            .zip(&grid)
+            .map(|(a, b)| (a.x_mm - b[0]).hypot(a.y_mm - b[1]))
+            .fold(0.0, f64::max)
+    };
+    let mut cap = videoio::VideoCapture::from_file(
+        dir.join("video.mp4").to_str().unwrap(),
+        videoio::CAP_FFMPEG,
+    )
+    .unwrap();
+    let mut frame = Mat::default();
+    assert!(cap.read(&mut frame).unwrap());
+    assert_eq!(truth[0].frame, 0);
+    let reference = reg_for(f2i(0));
+    let mut tracker = DriftTracker::new(&frame, reference.clone()).unwrap();
+    let (mut before, mut after) = (Vec::new(), Vec::new());
+    let mut i = 0;
+    while cap.read(&mut frame).unwrap() {
+        i += 1;
+        if i >= truth.len() {
+            break;
+        }
+        tracker.update(&frame).unwrap();
+        before.push(worst(&reference, &f2i(i)));
+        after.push(worst(tracker.registration(), &f2i(i)));
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    let (b50, a50) = (pct(&mut before, 0.5), pct(&mut after, 0.5));
+    let (b95, a95) = (pct(&mut before, 0.95), pct(&mut after, 0.95));
+    eprintln!("hard shake over {} frames: worst field error uncorrected median {b50:.2} p95 {b95:.2} mm; corrected median {a50:.2} p95 {a95:.2} mm", before.len());
+    assert!(before.len() > 30);
+    assert!(a50 < b50 && a95 < b95);
+    assert!(
+        a50 <= 1.0 && a95 <= 2.0,
+        "corrected median {a50}, p95 {a95}"
+    );
+}

@@ -67,7 +67,7 @@ pub fn draw_board(board: &Path, png: &Path, dpi: f64, out: &mut dyn Write) -> Re
     let img = b
         .draw(px_per_square, margin)
         .map_err(|e| field_error(e, board, "board"))?;
-    let ok = imgcodecs::imwrite(&png.display().to_string(), &img, &Vector::new())
+    let ok = imgcodecs::imwrite(png.display().to_string().as_str(), &img, &Vector::new())
         .with_context(|| format!("writing {}", png.display()))?;
     if !ok {
         anyhow::bail!("{}: could not be written", png.display());
@@ -114,8 +114,11 @@ fn image_files(dir: &Path) -> Result<Vec<PathBuf>> {
 }
 
 fn read_image(path: &Path) -> Result<Mat> {
-    let img = imgcodecs::imread(&path.display().to_string(), imgcodecs::IMREAD_GRAYSCALE)
-        .with_context(|| format!("reading {}", path.display()))?;
+    let img = imgcodecs::imread(
+        path.display().to_string().as_str(),
+        imgcodecs::IMREAD_GRAYSCALE,
+    )
+    .with_context(|| format!("reading {}", path.display()))?;
     if img.empty() {
         return Err(InputError::new(
             &path.display().to_string(),
@@ -139,7 +142,7 @@ fn video_frames(path: &Path) -> Result<Vec<Mat>> {
         std::env::set_var("OPENCV_FFMPEG_LOGLEVEL", "-8");
     }
     let mut cap =
-        videoio::VideoCapture::from_file(&path.display().to_string(), videoio::CAP_FFMPEG)?;
+        videoio::VideoCapture::from_file(path.display().to_string().as_str(), videoio::CAP_FFMPEG)?;
     if !cap.is_opened()? {
         return Err(bad("cannot be opened as a video"));
     }
@@ -148,7 +151,7 @@ fn video_frames(path: &Path) -> Result<Vec<Mat>> {
     let mut frames = Vec::new();
     let mut i = 0usize;
     while cap.grab()? {
-        if i % step == 0 {
+        if i.is_multiple_of(step) {
             let mut f = Mat::default();
             if cap.retrieve(&mut f, 0)? && !f.empty() {
                 frames.push(f);
@@ -257,34 +260,7 @@ pub fn register(
     )?;
     if !quads.is_empty() {
         let layout = field::measure_layout(&reg, &quads, &field);
-        let check = field::check_layout(&layout, &field);
-        for t in &check.territories {
-            writeln!(
-                out,
-                "{}: {} cards in {} rows, width {:.1} mm, row gaps {:?} mm",
-                t.player,
-                t.cards,
-                t.rows,
-                t.width_mm,
-                t.row_gaps_mm
-                    .iter()
-                    .map(|g| (g * 10.0).round() / 10.0)
-                    .collect::<Vec<_>>()
-            )?;
-        }
-        if let Some(g) = check.gap_mm {
-            writeln!(out, "gap between territories: {g:.1} mm")?;
-        }
-        for v in &check.violations {
-            writeln!(out, "violation: {v}")?;
-        }
-        if check.is_legal() {
-            writeln!(
-                out,
-                "layout: legal (tolerance {:.0} mm; outermost cards may span {:.0} mm short of the width)",
-                check.tolerance_mm, check.narrow_slack_mm
-            )?;
-        }
+        write_layout_check(&field::check_layout(&layout, &field), out)?;
         if let Some(lp) = layout_out {
             write_json(lp, &layout)?;
         }
@@ -302,5 +278,38 @@ pub fn register(
     };
     write_json(out_path, &c)?;
     writeln!(out, "wrote {}", out_path.display())?;
+    Ok(())
+}
+
+/// The layout check as officials read it: each territory, the gap, then each violation
+/// (the `layout` command prints the same lines).
+pub fn write_layout_check(check: &field::LayoutCheck, out: &mut dyn Write) -> Result<()> {
+    for t in &check.territories {
+        writeln!(
+            out,
+            "{}: {} cards in {} rows, width {:.1} mm, row gaps {:?} mm",
+            t.player,
+            t.cards,
+            t.rows,
+            t.width_mm,
+            t.row_gaps_mm
+                .iter()
+                .map(|g| (g * 10.0).round() / 10.0)
+                .collect::<Vec<_>>()
+        )?;
+    }
+    if let Some(g) = check.gap_mm {
+        writeln!(out, "gap between territories: {g:.1} mm")?;
+    }
+    for v in &check.violations {
+        writeln!(out, "violation: {v}")?;
+    }
+    if check.is_legal() {
+        writeln!(
+            out,
+            "layout: legal (tolerance {:.0} mm; outermost cards may span {:.0} mm short of the width)",
+            check.tolerance_mm, check.narrow_slack_mm
+        )?;
+    }
     Ok(())
 }

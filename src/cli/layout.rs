@@ -164,32 +164,6 @@ fn report(m: &MeasuredLayout, out: &mut dyn Write) -> Result<()> {
         )?;
     }
     let check = field::check_layout(&m.layout, &FieldSize::default());
-    for t in &check.territories {
-        writeln!(
-            out,
-            "{}: {} cards in {} rows, width {:.1} mm, row gaps {:?} mm",
-            t.player,
-            t.cards,
-            t.rows,
-            t.width_mm,
-            t.row_gaps_mm
-                .iter()
-                .map(|g| (g * 10.0).round() / 10.0)
-                .collect::<Vec<_>>()
-        )?;
-    }
-    if let Some(g) = check.gap_mm {
-        writeln!(out, "gap between territories: {g:.1} mm")?;
-    }
-    for v in &check.violations {
-        writeln!(out, "violation: {v}")?;
-    }
-    if check.is_legal() {
-        writeln!(
-            out,
-            "layout: legal (tolerance {:.0} mm)",
-            check.tolerance_mm
-        )?;
-    }
+    crate::cli::field::write_layout_check(&check, out)?;
     Ok(())
 }

@@ -77,7 +77,7 @@ impl Board {
             ));
         };
         let dict = aruco::get_predefined_dictionary(d)?;
-        let markers = (spec.squares_x * spec.squares_y / 2) as i32;
+        let markers = spec.squares_x * spec.squares_y / 2;
         if markers > dict.bytes_list().rows() {
             return bad(format!(
                 "{} needs {markers} markers, dictionary {} has {}",
@@ -182,7 +182,7 @@ pub fn calibrate(
         }
     }
     let Some(size) = size else {
-        return Err(FieldError::Calibration(format!("no frames could be read")));
+        return Err(FieldError::Calibration("no frames could be read".into()));
     };
     if boards_seen == 0 {
         return Err(FieldError::Calibration(format!(
@@ -227,9 +227,9 @@ pub fn calibrate(
         dist.push(*d.at_2d::<f64>(0, j)?);
     }
     if !rms.is_finite() || camera_matrix.iter().flatten().any(|v| !v.is_finite()) {
-        return Err(FieldError::Calibration(format!(
-            "the calibration did not converge (views too similar?)"
-        )));
+        return Err(FieldError::Calibration(
+            "the calibration did not converge (views too similar?)".into(),
+        ));
     }
     Ok(CharucoCalibration {
         intrinsics: Intrinsics {

@@ -7,6 +7,7 @@
 //! - gap between territories: from the edge of A's upper row to the edge of B's upper row
 //!   (the row lines are the median of each row's card centres);
 //! - row gaps: between consecutive row lines of a territory, minus a card's height.
+//!
 //! Reads a `Registration` and card quads or a `Layout`; writes nothing.
 
 use crate::field::calibration::CardQuad;

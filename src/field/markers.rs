@@ -8,6 +8,7 @@
 //! - id 1 at A's right corner (x = +W/2, y = -G/2 - D), outside to the right and below;
 //! - id 2 at B's right corner (x = +W/2, y = +G/2 + D), outside to the right and above;
 //! - id 3 at B's left corner (x = -W/2, y = +G/2 + D), outside to the left and above.
+//!
 //! The field sizes passed in are the ones the markers were laid to.
 
 use crate::field::error::FieldError;
