@@ -13,28 +13,8 @@ fn dist(a: [f64; 2], b: [f64; 2]) -> f64 {
 #[test]
 fn synthetic_layout_every_card_found_and_named() {
     let namer = Namer::new().unwrap();
-    if std::env::var("KR_DUMP").is_ok() {
-        for (s, _) in namer.styles().iter().enumerate() {
-            for p in [21u8, 29, 62] {
-                let t = namer.template(s, p).unwrap();
-                let mut u = opencv::core::Mat::default();
-                opencv::prelude::MatTraitConst::convert_to(
-                    t,
-                    &mut u,
-                    opencv::core::CV_8U,
-                    1.0,
-                    0.0,
-                )
-                .unwrap();
-                opencv::imgcodecs::imwrite_def(&format!("out/tpl_{s}_{p}.png"), &u).unwrap();
-            }
-        }
-    }
     for seed in [1u64, 2, 3] {
         let f = synth::render(seed, 1280, 720);
-        if std::env::var("KR_DUMP").is_ok() {
-            opencv::imgcodecs::imwrite_def(&format!("out/synth_{seed}.png"), &f.bgr).unwrap();
-        }
         let found = cards::find_cards(&f.bgr, &FindOptions::default()).unwrap();
         assert_eq!(found.len(), 50, "seed {seed}: cards found");
         let mut corner_err = Vec::new();

@@ -1,12 +1,13 @@
 //! Naming a card by its printed shimo-no-ku.
 //!
-//! Each face is rectified to a small canonical image, both ways up (the opponent's cards
-//! lie upside down), and compared by normalised correlation, over a few pixels of shift,
-//! with templates of all 100 torifuda texts rendered from the installed Japanese fonts in
-//! a few column layouts. The layouts that fit a sample of cards best are kept for the
-//! rest. A field holds each poem once, so names are assigned greedily from the most
-//! confident match down; a card whose best match is weak or not clearly ahead of the
-//! runner-up keeps no name rather than a guess.
+//! Each face is rectified to a small canonical image, turned for the far player's cards
+//! (they face the other way), and compared by normalised correlation, over a few pixels
+//! of shift, with templates of all 100 torifuda texts rendered from the installed
+//! Japanese fonts in several column layouts; a card's score for a poem is its best over
+//! the layouts, and a sample of cards chooses the font of the set. A field holds each
+//! poem once, so names are given clearest first, and a poem named on one card is out of
+//! the running for the others; a card whose best match is weak or not clearly ahead of
+//! the runner-up keeps no name rather than a guess.
 
 use super::{DetectError, QuadPx};
 use crate::rules::poems::{self, POEM_COUNT};
