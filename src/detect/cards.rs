@@ -467,6 +467,8 @@ fn refine_face(white_f: &Mat, q: &QuadPx) -> Result<(QuadPx, [Line; 4]), DetectE
 }
 
 /// Width of the border beyond face edge i: the strongest colour step outside the face.
+// The loop looks at each offset's neighbours, so it indexes.
+#[allow(clippy::needless_range_loop)]
 fn border_width_px(
     bgr_f: &Mat,
     face: &QuadPx,
