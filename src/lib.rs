@@ -4,6 +4,7 @@
 //! `field` (calibration and the field frame), `cli` (the commands).
 
 pub mod cli;
+pub mod detect;
 pub mod field;
 pub mod rules;
 pub mod sim;

@@ -70,6 +70,16 @@ enum Command {
         #[arg(long)]
         layout: Option<PathBuf>,
     },
+    /// The card layout measured from a recording's video alone: writes layout.json and
+    /// the image_to_field of calibration.json, prints the layout check.
+    Layout {
+        /// The recording directory (video.*, optional calibration.json intrinsics and
+        /// readings.jsonl; layout.json and truth files there are ignored).
+        dir: PathBuf,
+        /// Where to write layout.json and calibration.json (default: DIR).
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
     /// A simulated recording directory with exact truth (video, readings, layout,
     /// calibration, truth events and rulings, optional per-frame labels).
     Simulate {
@@ -140,6 +150,7 @@ fn main() -> ExitCode {
             )
             .into()),
         },
+        Command::Layout { dir, out } => cli::layout::layout(&dir, out.as_deref(), &mut stdout),
         Command::Register {
             calibration,
             markers,

@@ -2,6 +2,7 @@
 //! writes its output. Owns file access and exit codes; holds no referee logic.
 
 pub mod field;
+pub mod layout;
 pub mod simulate;
 
 use crate::rules::{self, InputError};

@@ -1,0 +1,63 @@
+//! Re-detection of cards that moved: after the motion monitor reports a card `Moved`
+//! (or a send, a put-back), the frame is searched for card quads that are not among the
+//! cards still in place, and each is named among the poems that went missing.
+//! Reads decoded frames in the same pixels as the outlines given; writes nothing.
+
+use super::cards::{self, centre, side_lengths, FindOptions, FoundCard};
+use super::naming::{CardName, Namer};
+use super::{DetectError, QuadPx};
+use opencv::core::Mat;
+
+/// A quad closer than this fraction of a card's short side to a still card is that card.
+const SAME_PLACE_FRAC: f64 = 0.5;
+
+/// A card found again.
+#[derive(Debug, Clone)]
+pub struct Relocated {
+    pub card: FoundCard,
+    pub name: CardName,
+}
+
+/// Cards in `frame` that are not at any of `still_outlines`, named among `missing`
+/// (the poems of the cards that moved). `face_area_px` is the typical face area of the
+/// layout, which fixes the scale of the search.
+pub fn relocate(
+    frame: &Mat,
+    still_outlines: &[QuadPx],
+    face_area_px: f64,
+    missing: &[u8],
+    namer: &Namer,
+) -> Result<Vec<Relocated>, DetectError> {
+    if missing.is_empty() {
+        return Ok(Vec::new());
+    }
+    let found = cards::find_cards(
+        frame,
+        &FindOptions {
+            expected_face_area_px: Some(face_area_px),
+        },
+    )?;
+    let fresh: Vec<FoundCard> = found
+        .into_iter()
+        .filter(|f| {
+            let c = f.centre_px();
+            let (short, _) = side_lengths(&f.card_px);
+            still_outlines.iter().all(|q| {
+                let s = centre(q);
+                (s[0] - c[0]).hypot(s[1] - c[1]) > SAME_PLACE_FRAC * short
+            })
+        })
+        .collect();
+    let faces: Vec<QuadPx> = fresh.iter().map(|f| f.face_px).collect();
+    // A moved card may lie either way up: read it both ways, keep the better.
+    let up = namer.name_cards(frame, &faces, &vec![false; faces.len()], Some(missing))?;
+    let down = namer.name_cards(frame, &faces, &vec![true; faces.len()], Some(missing))?;
+    Ok(fresh
+        .into_iter()
+        .zip(up.into_iter().zip(down))
+        .map(|(card, (u, d))| Relocated {
+            card,
+            name: if d.score > u.score { d } else { u },
+        })
+        .collect())
+}

@@ -1,0 +1,161 @@
+//! The layout frames: the still stretch before the first reading, averaged.
+//!
+//! At the end of memorisation nobody reaches over the field, so the frames there show
+//! the layout unoccluded; averaging them beats sensor noise and compression artefacts.
+
+use super::video::Video;
+use super::DetectError;
+use opencv::core::{self, Mat, Size};
+use opencv::imgproc;
+use opencv::prelude::*;
+use std::path::Path;
+
+/// How much of the video to scan when no reading time is known, in seconds.
+pub const DEFAULT_SCAN_S: f64 = 3.0;
+/// Never scan more than this many seconds for a still stretch.
+pub const MAX_SCAN_S: f64 = 6.0;
+/// Mean absolute frame-to-frame change (gray levels, after gain compensation) below which
+/// a frame counts as still.
+pub const STILL_DIFF_GRAY: f64 = 1.5;
+/// Frames averaged into the layout image.
+pub const MAX_AVERAGE_FRAMES: usize = 16;
+/// Size of the thumbnails compared for motion, in pixels.
+const THUMB_W_PX: i32 = 160;
+const THUMB_H_PX: i32 = 90;
+
+/// The averaged still image and where it came from.
+pub struct LayoutFrames {
+    /// Mean of the still frames, 8-bit BGR, as decoded (not undistorted).
+    pub image: Mat,
+    pub first_frame: usize,
+    pub frames_averaged: usize,
+    pub fps: f64,
+    /// Time of the first averaged frame, seconds.
+    pub t_s: f64,
+}
+
+fn thumbnail(bgr: &Mat) -> Result<Mat, DetectError> {
+    let mut gray = Mat::default();
+    imgproc::cvt_color_def(bgr, &mut gray, imgproc::COLOR_BGR2GRAY)?;
+    let mut small = Mat::default();
+    imgproc::resize(
+        &gray,
+        &mut small,
+        Size::new(THUMB_W_PX, THUMB_H_PX),
+        0.0,
+        0.0,
+        imgproc::INTER_AREA,
+    )?;
+    let mut f = Mat::default();
+    small.convert_to(&mut f, core::CV_32F, 1.0, 0.0)?;
+    Ok(f)
+}
+
+/// Mean absolute difference of two thumbnails after matching their mean brightness, so
+/// that mains flicker does not count as motion.
+fn change_gray(a: &Mat, b: &Mat) -> Result<f64, DetectError> {
+    let ma = core::mean_def(a)?[0];
+    let mb = core::mean_def(b)?[0];
+    let gain = if mb > 1.0 { ma / mb } else { 1.0 };
+    let mut scaled = Mat::default();
+    b.convert_to(&mut scaled, core::CV_32F, gain, 0.0)?;
+    let mut d = Mat::default();
+    core::absdiff(a, &scaled, &mut d)?;
+    Ok(core::mean_def(&d)?[0])
+}
+
+/// The longest run of still frames, as (first, len), from per-frame change scores
+/// (`change[i]` compares frame i with frame i-1; `change[0]` is 0).
+fn longest_still_run(change: &[f64]) -> (usize, usize) {
+    let mut best = (0, 0);
+    let mut start = 0;
+    for i in 0..=change.len() {
+        let still = i < change.len() && (i == start || change[i] <= STILL_DIFF_GRAY);
+        if !still {
+            if i - start > best.1 {
+                best = (start, i - start);
+            }
+            start = i;
+        }
+    }
+    best
+}
+
+/// Reads the frames before `until_s` (the first reading), finds the longest still
+/// stretch and averages up to `MAX_AVERAGE_FRAMES` frames from its middle.
+pub fn layout_frames(path: &Path, until_s: Option<f64>) -> Result<LayoutFrames, DetectError> {
+    let scan_s = until_s.unwrap_or(DEFAULT_SCAN_S).clamp(0.0, MAX_SCAN_S);
+    let mut video = Video::open(path)?;
+    let fps = video.fps;
+    let mut change = Vec::new();
+    let mut prev: Option<Mat> = None;
+    let mut times = Vec::new();
+    while let Some(frame) = video.next_frame()? {
+        if frame.index > 0 && frame.t_s >= scan_s {
+            break;
+        }
+        let thumb = thumbnail(&frame.bgr)?;
+        change.push(match &prev {
+            Some(p) => change_gray(&thumb, p)?,
+            None => 0.0,
+        });
+        times.push(frame.t_s);
+        prev = Some(thumb);
+    }
+    if change.is_empty() {
+        return Err(DetectError::Video {
+            path: path.to_path_buf(),
+            problem: "no frame could be decoded (empty or truncated file)".into(),
+        });
+    }
+    let (run_start, run_len) = longest_still_run(&change);
+    let n = run_len.clamp(1, MAX_AVERAGE_FRAMES);
+    let first = run_start + (run_len - n) / 2;
+
+    let mut video = Video::open(path)?;
+    video.skip(first)?;
+    let mut sum = Mat::default();
+    let mut count = 0usize;
+    while count < n {
+        let Some(frame) = video.next_frame()? else {
+            break;
+        };
+        let mut f = Mat::default();
+        frame.bgr.convert_to(&mut f, core::CV_32FC3, 1.0, 0.0)?;
+        if count == 0 {
+            sum = f;
+        } else {
+            let mut acc = Mat::default();
+            core::add(&sum, &f, &mut acc, &core::no_array(), -1)?;
+            sum = acc;
+        }
+        count += 1;
+    }
+    if count == 0 {
+        return Err(DetectError::Video {
+            path: path.to_path_buf(),
+            problem: format!("frame {first}: cannot be decoded on the second pass"),
+        });
+    }
+    let mut image = Mat::default();
+    sum.convert_to(&mut image, core::CV_8UC3, 1.0 / count as f64, 0.0)?;
+    Ok(LayoutFrames {
+        image,
+        first_frame: first,
+        frames_averaged: count,
+        fps,
+        t_s: times.get(first).copied().unwrap_or(0.0),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn longest_still_run_skips_motion() {
+        let c = [0.0, 0.5, 0.4, 9.0, 0.3, 0.2, 0.1, 0.2, 8.0, 0.1];
+        assert_eq!(longest_still_run(&c), (3, 5));
+        assert_eq!(longest_still_run(&[0.0]), (0, 1));
+    }
+}
