@@ -7,9 +7,12 @@ use std::time::Instant;
 fn main() {
     let benching = std::env::args().any(|a| a == "--bench");
     let read = |p: &str| std::fs::read_to_string(p).expect("example match");
-    let layout = parse::parse_layout("layout", &read("recordings/example/layout.json")).expect("layout");
-    let readings = parse::parse_readings("readings", &read("recordings/example/readings.jsonl")).expect("readings");
-    let events = parse::parse_events("events", &read("recordings/example/events.jsonl")).expect("events");
+    let layout =
+        parse::parse_layout("layout", &read("recordings/example/layout.json")).expect("layout");
+    let readings = parse::parse_readings("readings", &read("recordings/example/readings.jsonl"))
+        .expect("readings");
+    let events =
+        parse::parse_events("events", &read("recordings/example/events.jsonl")).expect("events");
     let rounds = if benching { 200 } else { 1 };
     let mut per_reading_us = Vec::with_capacity(rounds);
     for _ in 0..rounds {
