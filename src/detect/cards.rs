@@ -333,6 +333,32 @@ fn outward_normal(q: &QuadPx, i: usize) -> PointPx {
     }
 }
 
+/// Stations along edge i (one every `step_px`, their count clamped to `count`, the ends
+/// left out) and the sample points at `offsets` along the outward normal of each.
+fn edge_stations(
+    q: &QuadPx,
+    i: usize,
+    offsets: &[f64],
+    step_px: f64,
+    count: (f64, f64),
+) -> (Vec<PointPx>, Vec<[f32; 2]>) {
+    let (a, b) = (q[i], q[(i + 1) % 4]);
+    let span = 1.0 - 2.0 * EDGE_END_MARGIN;
+    let n_st = (dist(a, b) * span / step_px).clamp(count.0, count.1) as usize;
+    let nrm = outward_normal(q, i);
+    let mut stations = Vec::with_capacity(n_st);
+    let mut pts = Vec::with_capacity(n_st * offsets.len());
+    for s in 0..n_st {
+        let f = EDGE_END_MARGIN + span * (s as f64 + 0.5) / n_st as f64;
+        let p = [a[0] + f * (b[0] - a[0]), a[1] + f * (b[1] - a[1])];
+        stations.push(p);
+        for &o in offsets {
+            pts.push([(p[0] + o * nrm[0]) as f32, (p[1] + o * nrm[1]) as f32]);
+        }
+    }
+    (stations, pts)
+}
+
 /// Profiles across edge i of a one-channel image: for each of `n` stations along the edge, samples at offsets
 /// `offsets` along the outward normal. Returns (stations, values[station][offset]).
 fn edge_profiles(
@@ -341,20 +367,8 @@ fn edge_profiles(
     i: usize,
     offsets: &[f64],
 ) -> Result<(Vec<PointPx>, Vec<Vec<f32>>), DetectError> {
-    let (a, b) = (q[i], q[(i + 1) % 4]);
-    let len = dist(a, b);
-    let n_st = ((len * (1.0 - 2.0 * EDGE_END_MARGIN)) / 1.5).clamp(6.0, 80.0) as usize;
-    let nrm = outward_normal(q, i);
-    let mut stations = Vec::with_capacity(n_st);
-    let mut pts = Vec::with_capacity(n_st * offsets.len());
-    for s in 0..n_st {
-        let f = EDGE_END_MARGIN + (1.0 - 2.0 * EDGE_END_MARGIN) * (s as f64 + 0.5) / n_st as f64;
-        let p = [a[0] + f * (b[0] - a[0]), a[1] + f * (b[1] - a[1])];
-        stations.push(p);
-        for &o in offsets {
-            pts.push([(p[0] + o * nrm[0]) as f32, (p[1] + o * nrm[1]) as f32]);
-        }
-    }
+    let (stations, pts) = edge_stations(q, i, offsets, 1.5, (6.0, 80.0));
+    let n_st = stations.len();
     let m = sample(img, &pts)?;
     let ch = m.channels() as usize;
     let raw: &[f32] = m.data_typed()?;
@@ -512,20 +526,8 @@ fn edge_profiles_multi(
     i: usize,
     offsets: &[f64],
 ) -> Result<(Vec<PointPx>, Vec<Vec<[f32; 3]>>), DetectError> {
-    let (a, b) = (q[i], q[(i + 1) % 4]);
-    let len = dist(a, b);
-    let n_st = ((len * (1.0 - 2.0 * EDGE_END_MARGIN)) / 3.0).clamp(4.0, 30.0) as usize;
-    let nrm = outward_normal(q, i);
-    let mut stations = Vec::new();
-    let mut pts = Vec::new();
-    for s in 0..n_st {
-        let f = EDGE_END_MARGIN + (1.0 - 2.0 * EDGE_END_MARGIN) * (s as f64 + 0.5) / n_st as f64;
-        let p = [a[0] + f * (b[0] - a[0]), a[1] + f * (b[1] - a[1])];
-        stations.push(p);
-        for &o in offsets {
-            pts.push([(p[0] + o * nrm[0]) as f32, (p[1] + o * nrm[1]) as f32]);
-        }
-    }
+    let (stations, pts) = edge_stations(q, i, offsets, 3.0, (4.0, 30.0));
+    let n_st = stations.len();
     let m = sample(img, &pts)?;
     let raw: &[core::Vec3f] = m.data_typed()?;
     let values = (0..n_st)

@@ -172,20 +172,10 @@ fn render(
             true,
         )?;
     }
-    let mut gray = Mat::default();
-    imgproc::cvt_color_def(&canvas, &mut gray, imgproc::COLOR_BGR2GRAY)?;
-    let mut small = Mat::default();
-    imgproc::resize(
-        &gray,
-        &mut small,
+    blur(&super::still::gray_f32(
+        &canvas,
         Size::new(MATCH_W_PX, MATCH_H_PX),
-        0.0,
-        0.0,
-        imgproc::INTER_AREA,
-    )?;
-    let mut f = Mat::default();
-    small.convert_to(&mut f, core::CV_32F, 1.0, 0.0)?;
-    blur(&f)
+    )?)
 }
 
 /// Rectifies a face (corners clockwise from top-left, as `cards::order_upright` gives

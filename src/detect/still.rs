@@ -35,17 +35,15 @@ pub struct LayoutFrames {
 }
 
 fn thumbnail(bgr: &Mat) -> Result<Mat, DetectError> {
+    gray_f32(bgr, Size::new(THUMB_W_PX, THUMB_H_PX))
+}
+
+/// A BGR image as a float gray image of `size` (area-averaged).
+pub(crate) fn gray_f32(bgr: &Mat, size: Size) -> Result<Mat, DetectError> {
     let mut gray = Mat::default();
     imgproc::cvt_color_def(bgr, &mut gray, imgproc::COLOR_BGR2GRAY)?;
     let mut small = Mat::default();
-    imgproc::resize(
-        &gray,
-        &mut small,
-        Size::new(THUMB_W_PX, THUMB_H_PX),
-        0.0,
-        0.0,
-        imgproc::INTER_AREA,
-    )?;
+    imgproc::resize(&gray, &mut small, size, 0.0, 0.0, imgproc::INTER_AREA)?;
     let mut f = Mat::default();
     small.convert_to(&mut f, core::CV_32F, 1.0, 0.0)?;
     Ok(f)
