@@ -43,8 +43,22 @@ const EDGE_END_MARGIN: f64 = 0.15;
 const BORDER_SEARCH_FRAC: f64 = 0.14;
 /// Accepted border width (fraction of face long side) and the agreement it needs.
 const BORDER_RATIO_MAX: f64 = 0.12;
-/// Nearest a border edge can be to the face edge, px (closer is the face's own blur).
-const BORDER_MIN_PX: f64 = 1.5;
+/// Narrowest border the step model may fit, px.
+const BORDER_MIN_WIDTH_PX: f64 = 0.5;
+/// How far the step model may move the face edge, px, and the blur it may take.
+const STEP_FACE_RANGE_PX: f64 = 1.0;
+const STEP_SIGMA_PX: (f64, f64) = (0.4, 2.5);
+/// Tatami profiled beyond the farthest border edge, px, for the model's outside level.
+const BORDER_OUTSIDE_PX: f64 = 3.0;
+/// Face profiled inside its edge for the model's face level: at most this many px, and at
+/// most this fraction of the face's long side (the text begins a little further in).
+const BORDER_INSIDE_PX: f64 = 4.0;
+const BORDER_INSIDE_FRAC: f64 = 0.055;
+/// Two opposite short edges whose borders differ by more than this (px) are taken at the
+/// narrower one: a shadow widens the side away from the light.
+const BORDER_AGREE_PX: f64 = 0.3;
+/// A face side shorter than this fraction of the long side is a short side.
+const SHORT_SIDE_FRAC: f64 = 0.85;
 
 /// One card found in the image. Corners run clockwise on screen, starting at the
 /// top-left of the card as it stands upright in the image (its long side vertical).
@@ -480,42 +494,154 @@ fn refine_face(white_f: &Mat, q: &QuadPx) -> Result<(QuadPx, [Line; 4]), DetectE
     Ok((out, lines))
 }
 
-/// Width of the border beyond face edge i: the strongest colour step outside the face.
-// The loop looks at each offset's neighbours, so it indexes.
-#[allow(clippy::needless_range_loop)]
-fn border_width_px(
+/// Where the face and the border end across face edge i, px from the face line: the edges of a
+/// blurred three-level step model (face, border, outside) fitted to the edge's mean
+/// colour profile. The strongest gradient would not do: blur pulls the two steps of a
+/// thin border apart, so a gradient peak lies outside the true edge.
+fn border_step(
     bgr_f: &Mat,
     face: &QuadPx,
     i: usize,
     max_px: f64,
-) -> Result<Option<f64>, DetectError> {
-    let offs = offsets(0.0, max_px);
+    inside_px: f64,
+) -> Result<Option<StepFit>, DetectError> {
+    let offs = offsets(-inside_px, max_px + BORDER_OUTSIDE_PX);
     let (_, values) = edge_profiles_multi(bgr_f, face, i, &offs)?;
-    let mut found = Vec::new();
-    for v in values {
-        // Colour step magnitude at each offset, summed over channels.
-        let n = offs.len();
-        let mut best = (0.0f64, None);
-        for k in 1..n - 1 {
-            if offs[k] < BORDER_MIN_PX || k + 2 >= n {
-                continue;
+    if values.is_empty() {
+        return Ok(None);
+    }
+    let n = offs.len();
+    let mut mean = vec![[0.0f64; 3]; n];
+    for v in &values {
+        for (m, x) in mean.iter_mut().zip(v) {
+            for c in 0..3 {
+                m[c] += x[c] as f64 / values.len() as f64;
             }
-            let step = |k: usize| -> f64 {
-                (0..3)
-                    .map(|c| (v[k + 1][c] - v[k - 1][c]).abs() as f64)
-                    .sum()
-            };
-            let g = step(k);
-            // A local maximum: the tail of the face's own step only falls.
-            if g > best.0 && g >= step(k - 1) && g >= step(k + 1) {
-                best = (g, Some(offs[k]));
-            }
-        }
-        if let Some(o) = best.1 {
-            found.push(o);
         }
     }
-    Ok(median(&mut found))
+    Ok(fit_border_step(&offs, &mean, max_px))
+}
+
+/// A fitted face-border-outside step.
+#[derive(Debug, Clone, Copy)]
+struct StepFit {
+    /// The face's edge and the border's outer edge, px along the outward normal.
+    face_px: f64,
+    outer_px: f64,
+}
+
+/// Blurred unit step: a logistic close to the Gaussian's integral, symmetric like it, so
+/// the fitted positions are those of the edges.
+fn soft_step(x: f64, sigma: f64) -> f64 {
+    1.0 / (1.0 + (-1.702 * x / sigma).exp())
+}
+
+/// Residual of the three-level model with edges at `e1`, `e2` and blur `sigma`: the
+/// levels of each channel are solved by least squares.
+fn step_residual(offs: &[f64], profile: &[[f64; 3]], e1: f64, e2: f64, sigma: f64) -> f64 {
+    let mut ata = [[0.0f64; 3]; 3];
+    let mut atb = [[0.0f64; 3]; 3];
+    let rows: Vec<[f64; 3]> = offs
+        .iter()
+        .map(|&x| {
+            let (s1, s2) = (soft_step(x - e1, sigma), soft_step(x - e2, sigma));
+            [1.0 - s1, s1 - s2, s2]
+        })
+        .collect();
+    for (a, y) in rows.iter().zip(profile) {
+        for r in 0..3 {
+            for c in 0..3 {
+                ata[r][c] += a[r] * a[c];
+                atb[r][c] += a[r] * y[c];
+            }
+        }
+    }
+    let Some(inv) = invert3(&ata) else {
+        return f64::INFINITY;
+    };
+    // levels[level][channel]
+    let mut levels = [[0.0f64; 3]; 3];
+    for (l, row) in levels.iter_mut().enumerate() {
+        for (c, v) in row.iter_mut().enumerate() {
+            *v = (0..3).map(|k| inv[l][k] * atb[k][c]).sum();
+        }
+    }
+    rows.iter()
+        .zip(profile)
+        .map(|(a, y)| {
+            (0..3)
+                .map(|c| {
+                    let m: f64 = (0..3).map(|l| a[l] * levels[l][c]).sum();
+                    (m - y[c]).powi(2)
+                })
+                .sum::<f64>()
+        })
+        .sum()
+}
+
+fn invert3(m: &[[f64; 3]; 3]) -> Option<[[f64; 3]; 3]> {
+    let det = m[0][0] * (m[1][1] * m[2][2] - m[1][2] * m[2][1])
+        - m[0][1] * (m[1][0] * m[2][2] - m[1][2] * m[2][0])
+        + m[0][2] * (m[1][0] * m[2][1] - m[1][1] * m[2][0]);
+    if det.abs() < 1e-12 {
+        return None;
+    }
+    let c = |r: usize, k: usize| {
+        let (r0, r1) = ((r + 1) % 3, (r + 2) % 3);
+        let (k0, k1) = ((k + 1) % 3, (k + 2) % 3);
+        m[r0][k0] * m[r1][k1] - m[r0][k1] * m[r1][k0]
+    };
+    let mut inv = [[0.0; 3]; 3];
+    for (r, row) in inv.iter_mut().enumerate() {
+        for (k, v) in row.iter_mut().enumerate() {
+            *v = c(k, r) / det;
+        }
+    }
+    Some(inv)
+}
+
+/// Fits the step model: a coarse grid over the face edge, the border width and the blur,
+/// then a finer grid around the best.
+fn fit_border_step(offs: &[f64], profile: &[[f64; 3]], max_px: f64) -> Option<StepFit> {
+    let grid = |lo: f64, hi: f64, step: f64| -> Vec<f64> {
+        let n = ((hi - lo) / step).round().max(0.0) as usize;
+        (0..=n).map(|k| lo + k as f64 * step).collect()
+    };
+    type Best = Option<(f64, f64, f64, f64)>;
+    let search = |best: &mut Best, e1s: Vec<f64>, ws: Vec<f64>, sigmas: Vec<f64>| {
+        for &e1 in &e1s {
+            for &w in &ws {
+                if w < BORDER_MIN_WIDTH_PX || e1 + w > max_px {
+                    continue;
+                }
+                for &sg in &sigmas {
+                    let r = step_residual(offs, profile, e1, e1 + w, sg);
+                    if best.is_none_or(|b| r < b.3) {
+                        *best = Some((e1, w, sg, r));
+                    }
+                }
+            }
+        }
+    };
+    let mut best: Best = None;
+    search(
+        &mut best,
+        grid(-STEP_FACE_RANGE_PX, STEP_FACE_RANGE_PX, 0.25),
+        grid(BORDER_MIN_WIDTH_PX, max_px, 0.25),
+        grid(STEP_SIGMA_PX.0, STEP_SIGMA_PX.1, 0.25),
+    );
+    let (e1, w, sg, _) = best?;
+    search(
+        &mut best,
+        grid(e1 - 0.25, e1 + 0.25, 0.05),
+        grid(w - 0.25, w + 0.25, 0.05),
+        grid((sg - 0.25).max(STEP_SIGMA_PX.0), sg + 0.25, 0.05),
+    );
+    let (e1, w, _, _) = best?;
+    Some(StepFit {
+        face_px: e1,
+        outer_px: e1 + w,
+    })
 }
 
 /// Like `edge_profiles` but keeps the channels apart: values[station][offset][channel].
@@ -626,31 +752,53 @@ pub fn find_cards(bgr: &Mat, opts: &FindOptions) -> Result<Vec<FoundCard>, Detec
     )?;
     let mut bgr_f = Mat::default();
     bgr_blur.convert_to(&mut bgr_f, core::CV_32FC3, 1.0, 0.0)?;
+    // Each face edge is moved onto the fitted step (the strongest gradient sits a little
+    // off it when the border is thin); the border's width is measured on the short
+    // edges, which face a row gap or the open tatami, not a neighbour in the row.
     let mut ratios = Vec::new();
-    for (upright, _, _) in &refined {
-        let (_, long) = side_lengths(upright);
+    let mut fits = Vec::with_capacity(refined.len());
+    for (_, face, _) in &refined {
+        let (_, long) = side_lengths(face);
         let max_px = BORDER_SEARCH_FRAC * long;
+        let inside = BORDER_INSIDE_PX.min(BORDER_INSIDE_FRAC * long);
+        let mut f = [None; 4];
+        for (i, fi) in f.iter_mut().enumerate() {
+            *fi = border_step(&bgr_f, face, i, max_px, inside)?;
+        }
+        let widths: Vec<f64> = (0..4)
+            .filter(|&i| dist(face[i], face[(i + 1) % 4]) < SHORT_SIDE_FRAC * long)
+            .filter_map(|i| f[i].map(|s: StepFit| s.outer_px - s.face_px))
+            .collect();
         // A card's shadow widens the border on the side away from the light; the
-        // narrower of the two opposite edges is the border itself.
-        let top = border_width_px(&bgr_f, upright, 0, max_px)?;
-        let bottom = border_width_px(&bgr_f, upright, 2, max_px)?;
-        if let Some(w) = match (top, bottom) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        } {
+        // narrower of two opposite edges that disagree is the border itself.
+        let w = match widths[..] {
+            [a, b] if (a - b).abs() > BORDER_AGREE_PX => Some(a.min(b)),
+            [a, b] => Some(0.5 * (a + b)),
+            [a] => Some(a),
+            _ => None,
+        };
+        if let Some(w) = w {
             ratios.push(w / long);
         }
+        fits.push(f);
     }
     let ratio = median(&mut ratios)
         .filter(|r| *r <= BORDER_RATIO_MAX)
         .unwrap_or(0.0);
 
     let mut out = Vec::with_capacity(refined.len());
-    for (upright, face, lines) in refined {
-        let (_, long) = side_lengths(&upright);
-        let card = order_upright(grow(&face, &lines, ratio * long));
+    for ((_, face, lines), f) in refined.into_iter().zip(fits) {
+        let (_, long) = side_lengths(&face);
+        let mut moved = lines;
+        for (i, l) in moved.iter_mut().enumerate() {
+            if let Some(fit) = f[i] {
+                let n = outward_normal(&face, i);
+                l.p = [l.p[0] + fit.face_px * n[0], l.p[1] + fit.face_px * n[1]];
+            }
+        }
+        let card = order_upright(grow(&face, &moved, ratio * long));
         out.push(FoundCard {
-            face_px: upright,
+            face_px: order_upright(grow(&face, &moved, 0.0)),
             card_px: card,
         });
     }

@@ -19,6 +19,9 @@ pub const MAX_SCAN_S: f64 = 6.0;
 pub const STILL_DIFF_GRAY: f64 = 1.5;
 /// Frames averaged into the layout image.
 pub const MAX_AVERAGE_FRAMES: usize = 16;
+/// Frames moved by less than this (px) against the first averaged frame are added as
+/// they are.
+const MIN_ALIGN_SHIFT_PX: f64 = 0.02;
 /// Size of the thumbnails compared for motion, in pixels.
 const THUMB_W_PX: i32 = 160;
 const THUMB_H_PX: i32 = 90;
@@ -114,12 +117,42 @@ pub fn layout_frames(path: &Path, until_s: Option<f64>) -> Result<LayoutFrames, 
     video.skip(first)?;
     let mut sum = Mat::default();
     let mut count = 0usize;
+    let mut reference: Option<Mat> = None;
+    let mut window = Mat::default();
     while count < n {
         let Some(frame) = video.next_frame()? else {
             break;
         };
         let mut f = Mat::default();
         frame.bgr.convert_to(&mut f, core::CV_32FC3, 1.0, 0.0)?;
+        // A shaking camera moves the whole picture between frames: each frame is
+        // brought onto the first by its phase-correlation shift before it is added, so
+        // that the average stays as sharp as one frame.
+        let gray = gray_f32(&frame.bgr, frame.bgr.size()?)?;
+        match &reference {
+            None => {
+                imgproc::create_hanning_window(&mut window, gray.size()?, core::CV_32F)?;
+                reference = Some(gray);
+            }
+            Some(r) => {
+                let mut response = 0.0;
+                let shift = imgproc::phase_correlate(r, &gray, &window, Some(&mut response))?;
+                if shift.x.abs() > MIN_ALIGN_SHIFT_PX || shift.y.abs() > MIN_ALIGN_SHIFT_PX {
+                    let m = Mat::from_slice_2d(&[[1.0, 0.0, -shift.x], [0.0, 1.0, -shift.y]])?;
+                    let mut moved = Mat::default();
+                    imgproc::warp_affine(
+                        &f,
+                        &mut moved,
+                        &m,
+                        f.size()?,
+                        imgproc::INTER_LINEAR,
+                        core::BORDER_REPLICATE,
+                        core::Scalar::all(0.0),
+                    )?;
+                    f = moved;
+                }
+            }
+        }
         if count == 0 {
             sum = f;
         } else {

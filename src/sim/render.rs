@@ -25,6 +25,11 @@ const SHIFT: i32 = 4;
 const SHIFT_SCALE: f64 = 16.0;
 /// Card textures are drawn at least this fine, then scaled down onto the canvas.
 const TEX_MIN_PX_PER_MM: f64 = 3.0;
+/// The contact shadow a card lying on tatami casts in diffuse light: the tatami within
+/// this distance of the card's edge is darkened, fading out linearly.
+const CARD_SHADE_MM: f64 = 0.8;
+/// Depth of that shadow at the card's edge, as a fraction of the look's shadow strength.
+const CARD_SHADE_FRACTION: f64 = 0.6;
 /// Canvas pixels per image pixel (finer than the image so the remap does not alias).
 const CANVAS_OVERSAMPLE: f64 = 1.25;
 /// Margin around the field of view drawn on the canvas.
@@ -84,7 +89,7 @@ pub struct Renderer<'a> {
     gain: Mat,
     base: Mat,
     frame: Mat,
-    textures: Vec<Mat>,
+    textures: Vec<CardTexture>,
     static_key: Vec<i64>,
     noise: Mat,
     noise_offset: f64,
@@ -260,18 +265,15 @@ impl<'a> Renderer<'a> {
             .collect()
     }
 
+    /// Lays card `idx` at `pose`: its face covers exactly the card's 52 x 73 mm outline,
+    /// anti-aliased by its coverage, over a soft contact shadow just outside it.
     fn draw_card(&self, img: &mut Mat, idx: usize, pose: Pose) -> opencv::Result<()> {
         let c = &self.canvas;
         let tex = &self.textures[idx];
         let g = &self.story.geom;
-        let ts = tex.cols() as f64 / g.size.card_w_mm;
         let (w, h) = (g.size.card_w_mm, g.size.card_h_mm);
         let (sn, cs) = pose.angle_deg.to_radians().sin_cos();
         let s = c.mm_per_px;
-        let a = cs / (ts * s);
-        let b = sn / (ts * s);
-        let tx = (pose.x_mm - c.x0_mm - cs * w / 2.0 - sn * h / 2.0) / s;
-        let ty = (c.y1_mm - pose.y_mm + sn * w / 2.0 - cs * h / 2.0) / s;
         let corners = g.card_corners(pose.x_mm, pose.y_mm, pose.angle_deg);
         let (mut u0, mut v0, mut u1, mut v1) = (
             f64::INFINITY,
@@ -286,39 +288,60 @@ impl<'a> Renderer<'a> {
             u1 = u1.max(u);
             v1 = v1.max(v);
         }
+        let margin = (CARD_SHADE_MM / s).ceil() as i32 + 3;
         let roi = clip(
             Rect::new(
-                u0.floor() as i32 - 2,
-                v0.floor() as i32 - 2,
-                (u1 - u0).ceil() as i32 + 5,
-                (v1 - v0).ceil() as i32 + 5,
+                u0.floor() as i32 - margin,
+                v0.floor() as i32 - margin,
+                (u1 - u0).ceil() as i32 + 2 * margin + 1,
+                (v1 - v0).ceil() as i32 + 2 * margin + 1,
             ),
             img.cols(),
             img.rows(),
         );
         let Some(roi) = roi else { return Ok(()) };
-        // A thin shade around the card: its edge and the dark gap beneath it.
-        let poly: Vector<Point> = corners.iter().map(|p| c.pt(*p)).collect();
-        imgproc::polylines(
-            img,
-            &Vector::<Vector<Point>>::from(vec![poly]),
-            true,
-            Scalar::new(40.0, 60.0, 60.0, 0.0),
-            1,
-            imgproc::LINE_AA,
-            SHIFT,
-        )?;
-        let m = Mat::from_slice_2d(&[[a, b, tx - roi.x as f64], [-b, a, ty - roi.y as f64]])?;
+        // Texel (j, k) of the padded texture covers card millimetres
+        // [(j - pad) / tsx, (j - pad + 1) / tsx] across: its centre is half a texel in.
+        let (tsx, tsy) = (tex.w as f64 / w, tex.h as f64 / h);
+        let off = 0.5 - tex.pad as f64;
+        let (ax, bx) = (cs / (tsx * s), sn / (tsy * s));
+        let (ay, by) = (-sn / (tsx * s), cs / (tsy * s));
+        let tx = (pose.x_mm - c.x0_mm - cs * w / 2.0 - sn * h / 2.0) / s;
+        let ty = (c.y1_mm - pose.y_mm + sn * w / 2.0 - cs * h / 2.0) / s;
+        let m = Mat::from_slice_2d(&[
+            [ax, bx, tx + (ax + bx) * off - roi.x as f64],
+            [ay, by, ty + (ay + by) * off - roi.y as f64],
+        ])?;
+        let mut colour = Mat::default();
+        let mut mask = Mat::default();
+        for (src, dst) in [(&tex.bgr, &mut colour), (&tex.mask, &mut mask)] {
+            imgproc::warp_affine(
+                src,
+                dst,
+                &m,
+                roi.size(),
+                imgproc::INTER_LINEAR,
+                core::BORDER_CONSTANT,
+                Scalar::all(0.0),
+            )?;
+        }
+        let shade = CARD_SHADE_FRACTION * self.look.shadow_strength / 255.0;
         let mut dst = Mat::roi_mut(img, roi)?;
-        imgproc::warp_affine(
-            tex,
-            &mut dst,
-            &m,
-            roi.size(),
-            imgproc::INTER_LINEAR,
-            core::BORDER_TRANSPARENT,
-            Scalar::all(0.0),
-        )?;
+        for r in 0..roi.height {
+            let col = colour.at_row::<core::Vec3b>(r)?;
+            let msk = mask.at_row::<core::Vec2b>(r)?;
+            let out = dst.at_row_mut::<core::Vec3b>(r)?;
+            for ((o, cpx), mpx) in out.iter_mut().zip(col).zip(msk) {
+                let (cover, under) = (mpx[0] as f64 / 255.0, mpx[1] as f64);
+                if cover == 0.0 && under == 0.0 {
+                    continue;
+                }
+                let keep = (1.0 - shade * under) * (1.0 - cover);
+                for k in 0..3 {
+                    o[k] = (o[k] as f64 * keep + cpx[k] as f64).round().min(255.0) as u8;
+                }
+            }
+        }
         Ok(())
     }
 
@@ -924,6 +947,57 @@ fn draw_tatami(
     Ok(img)
 }
 
+/// A card's texture, padded with transparent texels: premultiplied colour, and a
+/// two-channel mask of the card's coverage and of its contact shadow.
+struct CardTexture {
+    bgr: Mat,
+    mask: Mat,
+    /// The card's own texels, across and down.
+    w: i32,
+    h: i32,
+    /// Transparent texels on each side.
+    pad: i32,
+}
+
+/// Pads a card texture for drawing: `ts` texels per millimetre.
+fn pad_texture(tex: &Mat, ts: f64) -> opencv::Result<CardTexture> {
+    let (w, h) = (tex.cols(), tex.rows());
+    let pad = (CARD_SHADE_MM * ts).ceil() as i32 + 2;
+    let mut bgr = Mat::default();
+    core::copy_make_border(
+        tex,
+        &mut bgr,
+        pad,
+        pad,
+        pad,
+        pad,
+        core::BORDER_CONSTANT,
+        Scalar::all(0.0),
+    )?;
+    let mut mask =
+        Mat::new_rows_cols_with_default(h + 2 * pad, w + 2 * pad, core::CV_8UC2, Scalar::all(0.0))?;
+    for r in 0..h + 2 * pad {
+        let row = mask.at_row_mut::<core::Vec2b>(r)?;
+        // Distance of the texel's centre outside the card, in texels.
+        let dy = ((pad as f64 - 0.5 - r as f64).max(r as f64 + 0.5 - (pad + h) as f64)).max(0.0);
+        for (j, m) in row.iter_mut().enumerate() {
+            let j = j as f64;
+            let dx = ((pad as f64 - 0.5 - j).max(j + 0.5 - (pad + w) as f64)).max(0.0);
+            let inside = dx == 0.0 && dy == 0.0;
+            let d_mm = dx.hypot(dy) / ts;
+            m[0] = if inside { 255 } else { 0 };
+            m[1] = (255.0 * (1.0 - d_mm / CARD_SHADE_MM).max(0.0)).round() as u8;
+        }
+    }
+    Ok(CardTexture {
+        bgr,
+        mask,
+        w,
+        h,
+        pad,
+    })
+}
+
 /// A torifuda: cream face, coloured border, the shimo-no-ku in vertical columns read
 /// right to left, as printed (no dakuten).
 fn card_texture(
@@ -932,7 +1006,7 @@ fn card_texture(
     mm_per_px: f64,
     story: &Story,
     rng: &mut ChaCha20Rng,
-) -> opencv::Result<Mat> {
+) -> opencv::Result<CardTexture> {
     let g = &story.geom;
     let ts = (2.0 / mm_per_px).max(TEX_MIN_PX_PER_MM);
     let (w, h) = (
@@ -1001,5 +1075,5 @@ fn card_texture(
         )?;
         tex = soft;
     }
-    Ok(tex)
+    pad_texture(&tex, ts)
 }
