@@ -167,7 +167,11 @@ fn moved_card_signal_fires_on_the_read_card_and_counts_false_alarms() {
     let mut hand_over = 0usize;
     let mut relocated = 0usize;
     let mut minutes = 0.0;
-    for (seed, preset) in [(41u64, Preset::Clean), (42, Preset::Realistic)] {
+    for (seed, preset, fps) in [
+        (41u64, Preset::Clean, 30.0),
+        (42, Preset::Realistic, 30.0),
+        (43, Preset::Realistic, 240.0),
+    ] {
         let dir = std::env::temp_dir().join(format!(
             "karuta-detect-motion-{seed}-{}",
             std::process::id()
@@ -175,7 +179,7 @@ fn moved_card_signal_fires_on_the_read_card_and_counts_false_alarms() {
         let _ = std::fs::remove_dir_all(&dir);
         let opts = SimOptions {
             seed,
-            fps: 30.0,
+            fps,
             width_px: 1280,
             height_px: 720,
             readings: 1,
