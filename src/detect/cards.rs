@@ -6,8 +6,11 @@
 //! colour: it thresholds that map at many levels, keeps the blobs that stay
 //! quadrilateral with a card's aspect over several levels, sets the expected size from
 //! the candidates' median, and refines each face edge to sub-pixel with a line fit on
-//! the strongest edge across it. The outer card edge is found where the border meets the
-//! tatami, across the edges that face a row gap.
+//! the strongest edge across it. Then a blurred face-border-outside step model, fitted to
+//! each side's mean colour profile, puts every face edge and the border's outer edge
+//! where the blur-free picture has them; the border width comes from the short sides,
+//! which face a row gap, and the card outline is the face grown by it. The outline sets
+//! the field's scale, so a tenth of a pixel matters here.
 
 use super::{DetectError, PointPx, QuadPx};
 use opencv::core::{self, Mat, Point, Point2f, Scalar, Size, Vector};
