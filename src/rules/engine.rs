@@ -210,7 +210,7 @@ impl Referee {
 
     fn hand_counts_for_entry(&self, p: Player, h: Hand) -> bool {
         // 21-1 names the lead hand; before it is known, either hand counts.
-        self.lead[p.index()].map_or(true, |l| l == h)
+        self.lead[p.index()].is_none_or(|l| l == h)
     }
 
     /// Rules on one reading. `events` are those of its window, in time order.
@@ -317,10 +317,10 @@ impl Referee {
                         territory,
                     });
                 }
-                EventKind::Out { poem, by, hand } if *poem == r.poem && out_of_read.is_none() => {
-                    if in_play {
-                        out_of_read = Some((e.t_s, *by, *hand, e.conf));
-                    }
+                EventKind::Out { poem, by, hand }
+                    if *poem == r.poem && out_of_read.is_none() && in_play =>
+                {
+                    out_of_read = Some((e.t_s, *by, *hand, e.conf));
                 }
                 EventKind::Send { from, poem } => {
                     let owns = matches!(self.cards.get(poem), Some(Location::Field { owner, .. }) if owner == from);
@@ -494,7 +494,7 @@ impl Referee {
                         Ok(w) => {
                             confidence = confidence.min(w.conf);
                             let margin = rival_time(w.player.other()).map(|rt| (rt - w.t_s) * 1e3);
-                            let lead_ok = self.lead[w.player.index()].map_or(true, |l| l == w.hand);
+                            let lead_ok = self.lead[w.player.index()].is_none_or(|l| l == w.hand);
                             if lead_ok {
                                 articles.insert("17-1");
                                 if out_of_read.is_some() {

@@ -53,17 +53,9 @@ impl Rect {
 }
 
 /// The field's sizes: nominal, or as measured (`layout.json` `field`).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct FieldGeometry {
     pub size: FieldSize,
-}
-
-impl Default for FieldGeometry {
-    fn default() -> Self {
-        FieldGeometry {
-            size: FieldSize::default(),
-        }
-    }
 }
 
 impl FieldGeometry {

@@ -114,7 +114,8 @@ pub fn parse_readings(src: &str, text: &str) -> Result<Vec<Reading>, InputError>
             ));
         }
         if let Some(sh) = r.shimo_start_s {
-            if !(sh > r.kami_start_s) {
+            // Also refuses NaN, which compares as neither.
+            if sh.partial_cmp(&r.kami_start_s) != Some(std::cmp::Ordering::Greater) {
                 return Err(InputError::new(
                     src,
                     &place,
