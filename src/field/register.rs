@@ -3,8 +3,9 @@
 //! mm. The card size is the metric anchor; the territory width, the gap and the row gaps
 //! are *measured*, never assumed, because the layout check exists to question them.
 //!
-//! Fit: an initial similarity from the cards' own outlines; then Levenberg-Marquardt over
-//! the homography with each card's rigid pose solved in closed form (every card must map to
+//! Fit: an initial similarity from the cards' own outlines; then Levenberg-Marquardt (the
+//! `levenberg-marquardt` crate) over the homography with each card's rigid pose solved in
+//! closed form (every card must map to
 //! an exact 52 x 73 rectangle); then `cv::findHomography` with RANSAC over all card corners
 //! against those rectangles; finally the frame is fixed: rows along x, y towards B with A
 //! the player at the bottom of the image (the layout itself is symmetric under a half turn,
@@ -17,8 +18,10 @@ use crate::field::error::FieldError;
 use crate::field::map::{apply_h, mat3_mul, mat_to_h, FieldMap, Intrinsics};
 use crate::rules::geometry::Pt;
 use crate::rules::model::FieldSize;
+use levenberg_marquardt::{LeastSquaresProblem, LevenbergMarquardt};
+use nalgebra::{ArrayStorage, DVector, Dyn, OMatrix, SVector, VecStorage, U1, U8};
 use opencv::calib3d;
-use opencv::core::{self, Mat, Point2d, Vector};
+use opencv::core::{Mat, Point2d, Vector};
 use opencv::prelude::*;
 
 /// Fewest cards that pin the homography and both territories.
@@ -31,8 +34,8 @@ pub const CARD_OUTLIER_MM: f64 = 6.0;
 /// Card centres within this distance across a row belong to the same row (rows are 83 mm
 /// apart centre to centre).
 pub const ROW_CLUSTER_MM: f64 = 30.0;
-/// Levenberg-Marquardt iterations; the fit converges in far fewer.
-const LM_ITERATIONS: usize = 30;
+/// Rounds of "drop the cards that do not fit, solve again".
+const OUTLIER_ROUNDS: usize = 5;
 /// Relative step of the numeric Jacobian.
 const JACOBIAN_STEP: f64 = 1e-6;
 
@@ -490,10 +493,135 @@ fn residuals(
     r
 }
 
-/// Levenberg-Marquardt over the homography's 8 free entries (in a normalised image frame
-/// so they share a scale); the per-card poses are solved inside the residual. The three
-/// motions that leave every card's shape alone (field rotation and translation) make the
-/// normal matrix singular; the damping and an SVD solve keep those steps at zero.
+type Vector8 = SVector<f64, 8>;
+
+/// The homography as 8 parameters of order one: `image_to_field = G * norm`, with `norm`
+/// centring and scaling the image points and G's first two rows divided by `mm_scale`.
+#[derive(Clone, Copy)]
+struct HomographyParams {
+    norm: [[f64; 3]; 3],
+    norm_inv: [[f64; 3]; 3],
+    mm_scale: f64,
+}
+
+impl HomographyParams {
+    fn new(cards: &[[[f64; 2]; 4]], finite: &[bool], h0: &[[f64; 3]; 3]) -> Self {
+        let pts: Vec<[f64; 2]> = cards
+            .iter()
+            .zip(finite)
+            .filter(|(_, f)| **f)
+            .flat_map(|(c, _)| c.iter().copied())
+            .collect();
+        let n = pts.len().max(1) as f64;
+        let (mx, my) = (
+            pts.iter().map(|p| p[0]).sum::<f64>() / n,
+            pts.iter().map(|p| p[1]).sum::<f64>() / n,
+        );
+        let sc = pts
+            .iter()
+            .map(|p| (p[0] - mx).abs().max((p[1] - my).abs()))
+            .fold(1.0, f64::max);
+        let norm_inv = [[sc, 0.0, mx], [0.0, sc, my], [0.0, 0.0, 1.0]];
+        let norm = [
+            [1.0 / sc, 0.0, -mx / sc],
+            [0.0, 1.0 / sc, -my / sc],
+            [0.0, 0.0, 1.0],
+        ];
+        let g0 = normalise(mat3_mul(h0, &norm_inv));
+        let mm_scale = g0[0][0].abs().max(g0[0][1].abs()).max(1e-9);
+        HomographyParams {
+            norm,
+            norm_inv,
+            mm_scale,
+        }
+    }
+
+    fn params_of(&self, h: &[[f64; 3]; 3]) -> Vector8 {
+        let g = normalise(mat3_mul(h, &self.norm_inv));
+        let s = self.mm_scale;
+        Vector8::from([
+            g[0][0] / s,
+            g[0][1] / s,
+            g[0][2] / s,
+            g[1][0] / s,
+            g[1][1] / s,
+            g[1][2] / s,
+            g[2][0],
+            g[2][1],
+        ])
+    }
+
+    fn homography_of(&self, p: &Vector8) -> [[f64; 3]; 3] {
+        let s = self.mm_scale;
+        let g = [
+            [p[0] * s, p[1] * s, p[2] * s],
+            [p[3] * s, p[4] * s, p[5] * s],
+            [p[6], p[7], 1.0],
+        ];
+        mat3_mul(&g, &self.norm)
+    }
+}
+
+/// The least-squares problem of `refine_lm`: every kept card's mapped corners against the
+/// rigid 52 x 73 rectangle fitted to them (the poses are solved inside the residual).
+struct CardRectangles<'a> {
+    params: Vector8,
+    frame: HomographyParams,
+    cards: &'a [[[f64; 2]; 4]],
+    keep: &'a [bool],
+    tpl: &'a [[f64; 2]; 4],
+}
+
+impl CardRectangles<'_> {
+    fn residuals_at(&self, p: &Vector8) -> DVector<f64> {
+        DVector::from_vec(residuals(
+            &self.frame.homography_of(p),
+            self.cards,
+            self.keep,
+            self.tpl,
+        ))
+    }
+}
+
+impl LeastSquaresProblem<f64, Dyn, U8> for CardRectangles<'_> {
+    type ResidualStorage = VecStorage<f64, Dyn, U1>;
+    type JacobianStorage = VecStorage<f64, Dyn, U8>;
+    type ParameterStorage = ArrayStorage<f64, 8, 1>;
+
+    fn set_params(&mut self, x: &Vector8) {
+        self.params = *x;
+    }
+
+    fn params(&self) -> Vector8 {
+        self.params
+    }
+
+    fn residuals(&self) -> Option<DVector<f64>> {
+        Some(self.residuals_at(&self.params))
+    }
+
+    /// Forward differences: the residual solves a pose per card, which has no handy
+    /// closed-form derivative.
+    fn jacobian(&self) -> Option<OMatrix<f64, Dyn, U8>> {
+        let r0 = self.residuals_at(&self.params);
+        let mut jac = OMatrix::<f64, Dyn, U8>::zeros(r0.len());
+        for k in 0..8 {
+            let mut p = self.params;
+            let step = JACOBIAN_STEP * p[k].abs().max(1e-3);
+            p[k] += step;
+            let r1 = self.residuals_at(&p);
+            jac.set_column(k, &((r1 - &r0) / step));
+        }
+        Some(jac)
+    }
+}
+
+/// Refines the homography so that every card maps to a 52 x 73 mm rectangle: the
+/// `levenberg-marquardt` crate (MINPACK's algorithm) over the homography's 8 free entries.
+/// Cards whose corners sit further than `outlier_mm` (RMS) from their rectangle are left
+/// out, judged again after each solve until the set stops changing. The three motions
+/// that leave every card's shape alone (field rotation and translation) are free
+/// directions of the problem; `fix_gauge` fixes the frame afterwards.
 fn refine_lm(
     h0: [[f64; 3]; 3],
     cards: &[[[f64; 2]; 4]],
@@ -501,135 +629,41 @@ fn refine_lm(
     tpl: &[[f64; 2]; 4],
     outlier_mm: f64,
 ) -> [[f64; 3]; 3] {
-    let pts: Vec<[f64; 2]> = cards
-        .iter()
-        .zip(finite)
-        .filter(|(_, f)| **f)
-        .flat_map(|(c, _)| c.iter().copied())
-        .collect();
-    let n = pts.len() as f64;
-    let (mx, my) = (
-        pts.iter().map(|p| p[0]).sum::<f64>() / n,
-        pts.iter().map(|p| p[1]).sum::<f64>() / n,
-    );
-    let sc = pts
-        .iter()
-        .map(|p| (p[0] - mx).abs().max((p[1] - my).abs()))
-        .fold(1.0, f64::max);
-    let norm_inv = [[sc, 0.0, mx], [0.0, sc, my], [0.0, 0.0, 1.0]];
-    let norm = [
-        [1.0 / sc, 0.0, -mx / sc],
-        [0.0, 1.0 / sc, -my / sc],
-        [0.0, 0.0, 1.0],
-    ];
-    let g0 = normalise(mat3_mul(&h0, &norm_inv));
-    // Rows 0-1 of G are millimetres; scale them so every parameter is of order one.
-    let mm_scale = g0[0][0].abs().max(g0[0][1].abs()).max(1e-9);
-    let to_params = |g: &[[f64; 3]; 3]| -> [f64; 8] {
-        [
-            g[0][0] / mm_scale,
-            g[0][1] / mm_scale,
-            g[0][2] / mm_scale,
-            g[1][0] / mm_scale,
-            g[1][1] / mm_scale,
-            g[1][2] / mm_scale,
-            g[2][0],
-            g[2][1],
-        ]
-    };
-    let to_h = |p: &[f64; 8]| -> [[f64; 3]; 3] {
-        let g = [
-            [p[0] * mm_scale, p[1] * mm_scale, p[2] * mm_scale],
-            [p[3] * mm_scale, p[4] * mm_scale, p[5] * mm_scale],
-            [p[6], p[7], 1.0],
-        ];
-        mat3_mul(&g, &norm)
-    };
-    let cost = |r: &[f64]| r.iter().map(|v| v * v).sum::<f64>();
-    let mut params = to_params(&g0);
-    let mut keep: Vec<bool> = finite.to_vec();
-    let mut lambda = 1e-3;
-    for _ in 0..LM_ITERATIONS {
-        let h = to_h(&params);
-        // Drop cards that cannot be a 52 x 73 rectangle under the current fit.
+    let frame = HomographyParams::new(cards, finite, &h0);
+    let mut h = h0;
+    let mut keep: Vec<bool> = Vec::new();
+    for _ in 0..OUTLIER_ROUNDS {
         let all = residuals(&h, cards, finite, tpl);
+        let mut next = finite.to_vec();
         let mut j = 0;
         for (i, f) in finite.iter().enumerate() {
-            if !f {
-                continue;
-            }
-            let rms = (all[j..j + 8].iter().map(|v| v * v).sum::<f64>() / 4.0).sqrt();
-            keep[i] = rms <= outlier_mm;
-            j += 8;
-        }
-        if keep.iter().filter(|k| **k).count() < MIN_CARDS {
-            keep = finite.to_vec();
-        }
-        let r0 = residuals(&h, cards, &keep, tpl);
-        let m = r0.len();
-        let mut jac = vec![[0.0f64; 8]; m];
-        for k in 0..8 {
-            let mut p = params;
-            let step = JACOBIAN_STEP * params[k].abs().max(1e-3);
-            p[k] += step;
-            let r1 = residuals(&to_h(&p), cards, &keep, tpl);
-            for (row, (a, b)) in jac.iter_mut().zip(r1.iter().zip(&r0)) {
-                row[k] = (a - b) / step;
+            if *f {
+                let rms = (all[j..j + 8].iter().map(|v| v * v).sum::<f64>() / 4.0).sqrt();
+                next[i] = rms <= outlier_mm;
+                j += 8;
             }
         }
-        let mut jtj = [[0.0f64; 8]; 8];
-        let mut jtr = [0.0f64; 8];
-        for (row, r) in jac.iter().zip(&r0) {
-            for a in 0..8 {
-                jtr[a] += row[a] * r;
-                for b in 0..8 {
-                    jtj[a][b] += row[a] * row[b];
-                }
-            }
+        if next.iter().filter(|k| **k).count() < MIN_CARDS {
+            next = finite.to_vec();
         }
-        let c0 = cost(&r0);
-        let mut improved = false;
-        for _ in 0..8 {
-            let mut a = jtj;
-            for (d, row) in a.iter_mut().enumerate() {
-                row[d] += lambda * row[d].max(1e-9);
-            }
-            let Some(delta) = solve8(&a, &jtr) else { break };
-            let mut p = params;
-            for k in 0..8 {
-                p[k] -= delta[k];
-            }
-            let c1 = cost(&residuals(&to_h(&p), cards, &keep, tpl));
-            if c1 < c0 {
-                params = p;
-                lambda = (lambda / 3.0).max(1e-9);
-                improved = true;
-                break;
-            }
-            lambda *= 10.0;
-        }
-        if !improved {
+        if next == keep {
             break;
         }
+        keep = next;
+        let problem = CardRectangles {
+            params: frame.params_of(&h),
+            frame,
+            cards,
+            keep: &keep,
+            tpl,
+        };
+        let (solved, report) = LevenbergMarquardt::new().minimize(problem);
+        let h1 = normalise(frame.homography_of(&solved.params));
+        if h1.iter().flatten().all(|v| v.is_finite()) && report.objective_function.is_finite() {
+            h = h1;
+        }
     }
-    normalise(to_h(&params))
-}
-
-/// Solves the 8x8 normal equations with OpenCV's SVD (minimum-norm in the null space).
-fn solve8(a: &[[f64; 8]; 8], b: &[f64; 8]) -> Option<[f64; 8]> {
-    let am = Mat::from_slice_2d(a).ok()?;
-    let bm = Mat::from_slice(b).ok()?.t().ok()?.to_mat().ok()?;
-    let mut x = Mat::default();
-    core::solve(&am, &bm, &mut x, core::DECOMP_SVD).ok()?;
-    let mut out = [0.0; 8];
-    for (k, v) in out.iter_mut().enumerate() {
-        *v = *x.at::<f64>(k as i32).ok()?;
-    }
-    if out.iter().all(|v| v.is_finite()) {
-        Some(out)
-    } else {
-        None
-    }
+    h
 }
 
 /// Rotates and translates the fitted frame onto the contract's field frame and measures the
