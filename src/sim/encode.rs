@@ -30,6 +30,11 @@ pub enum EncodeError {
 /// renderer's pace; slower presets make files 2-3x smaller but take 2-3x longer.
 pub const X264_PRESET: &str = "ultrafast";
 
+/// The pipe's buffer, asked of the kernel (Linux caps it at `/proc/sys/fs/pipe-max-size`,
+/// 1 MiB by default): with the default 64 KiB a frame crosses in over forty pieces, each
+/// a switch between the writer and ffmpeg, which costs most when both share one core.
+const PIPE_BYTES: usize = 1 << 20;
+
 /// Frames queued between the renderer and the pipe: the renderer draws the next frame
 /// while ffmpeg still reads and converts the last one.
 const QUEUED_FRAMES: usize = 2;
@@ -95,6 +100,8 @@ impl Encoder {
             .stdin
             .take()
             .ok_or_else(|| EncodeError::Start(std::io::Error::other("no pipe to ffmpeg")))?;
+        // A larger buffer only saves switches; the default one works, so a refusal is fine.
+        let _ = rustix::pipe::fcntl_setpipe_size(&stdin, PIPE_BYTES);
         let (frames_tx, frames_rx) = sync_channel(QUEUED_FRAMES);
         let (spare_tx, spare_rx) = sync_channel(QUEUED_FRAMES + 1);
         let writer = std::thread::spawn(move || write_frames(stdin, frames_rx, spare_tx));

@@ -95,6 +95,8 @@ pub struct Renderer<'a> {
     noise_offset: f64,
     last_dirty: Option<Rect>,
     last_dynamic_key: Vec<i64>,
+    /// The lit frame before noise, kept to reuse its buffer.
+    lit: Mat,
     pub fps: f64,
     pub static_rebuilds: usize,
     rng: ChaCha20Rng,
@@ -239,6 +241,7 @@ impl<'a> Renderer<'a> {
             noise_offset,
             last_dirty: None,
             last_dynamic_key: Vec::new(),
+            lit: Mat::default(),
             fps,
             static_rebuilds: 0,
             rng,
@@ -507,14 +510,13 @@ impl<'a> Renderer<'a> {
         }
         // Light (gain map with the frame's flicker), then sensor noise.
         let fl = self.look.flicker_gain(t, e);
-        let mut tmp = Mat::default();
         self.frame
-            .convert_to(&mut tmp, CV_8UC3, fl, -self.noise_offset)?;
+            .convert_to(&mut self.lit, CV_8UC3, fl, -self.noise_offset)?;
         let k = self.rng.gen_range(0..NOISE_PATTERNS as i32);
         let off = self.rng.gen_range(0..64);
         let r = Rect::new(off, k * out.rows(), out.cols(), out.rows());
         let noise = Mat::roi(&self.noise, r)?;
-        core::add(&tmp, &noise, out, &core::no_array(), -1)?;
+        core::add(&self.lit, &noise, out, &core::no_array(), -1)?;
         Ok(())
     }
 
@@ -865,15 +867,7 @@ fn draw_shadows<I: ToInputOutputArray + ToInputArray + ToOutputArray>(
     }
     // A soft shadow, softer the higher the hands.
     let sigma = (2.0 + 0.06 * z_sum / shapes.len().max(1) as f64) / cf.mm_per_px;
-    let mut soft = Mat::default();
-    imgproc::gaussian_blur(
-        &mask,
-        &mut soft,
-        Size::new(0, 0),
-        sigma.max(0.5),
-        0.0,
-        core::BORDER_DEFAULT,
-    )?;
+    let soft = soft_blur(&mask, sigma.max(0.5))?;
     let mut factor = Mat::default();
     soft.convert_to(&mut factor, CV_8UC1, -look.shadow_strength, 255.0)?;
     let mut f3 = Mat::default();
@@ -882,6 +876,52 @@ fn draw_shadows<I: ToInputOutputArray + ToInputArray + ToOutputArray>(
     core::multiply(img, &f3, &mut out, 1.0 / 255.0, -1)?;
     out.copy_to(img)?;
     Ok(())
+}
+
+/// Pixels of blur per step of the reduced image in `soft_blur`.
+const SOFT_BLUR_SIGMA_PER_STEP: f64 = 2.0;
+
+/// A wide Gaussian blur of a mask, done on the mask reduced by up to 8x (area average) and
+/// brought back bilinearly: a shadow this soft has nothing finer than the reduced grid,
+/// and the blur costs a fraction of a full-resolution one.
+fn soft_blur(mask: &Mat, sigma: f64) -> opencv::Result<Mat> {
+    let step = (sigma / SOFT_BLUR_SIGMA_PER_STEP).floor().clamp(1.0, 8.0) as i32;
+    let mut soft = Mat::default();
+    if step == 1 {
+        imgproc::gaussian_blur(
+            mask,
+            &mut soft,
+            Size::new(0, 0),
+            sigma,
+            0.0,
+            core::BORDER_DEFAULT,
+        )?;
+        return Ok(soft);
+    }
+    let small_size = Size::new(
+        (mask.cols() + step - 1) / step,
+        (mask.rows() + step - 1) / step,
+    );
+    let mut small = Mat::default();
+    imgproc::resize(mask, &mut small, small_size, 0.0, 0.0, imgproc::INTER_AREA)?;
+    let mut blurred = Mat::default();
+    imgproc::gaussian_blur(
+        &small,
+        &mut blurred,
+        Size::new(0, 0),
+        sigma / step as f64,
+        0.0,
+        core::BORDER_DEFAULT,
+    )?;
+    imgproc::resize(
+        &blurred,
+        &mut soft,
+        mask.size()?,
+        0.0,
+        0.0,
+        imgproc::INTER_LINEAR,
+    )?;
+    Ok(soft)
 }
 
 /// Tatami: straw colour, woven lines, slow mottling, and the cloth edges of the mats.
