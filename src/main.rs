@@ -106,6 +106,32 @@ enum Command {
         #[arg(long, default_value_t = 30.0)]
         gap_mm: f64,
     },
+    /// The reader's timeline heard in the video's sound track alone -> readings.jsonl.
+    Readings {
+        /// The recording directory (video.*).
+        dir: PathBuf,
+        /// Where to write readings.jsonl (default: DIR).
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+    /// The reader's voice and the hall's sounds added to a recording's video, following
+    /// its readings.jsonl; writes OUT/video.mp4 (video stream copied) and OUT/sound_truth.json.
+    Dub {
+        /// The recording directory (video.*, readings.jsonl).
+        dir: PathBuf,
+        #[arg(long)]
+        out: PathBuf,
+        /// espeak-a|b|c (tuning), espeak-held, espeak:VARIANT:PITCH:WPM or dir:FOLDER.
+        #[arg(long, default_value = "espeak-a")]
+        voice: String,
+        #[arg(long, value_enum, default_value_t = karuta_referee::audio::NoiseLevel::Moderate)]
+        noise: karuta_referee::audio::NoiseLevel,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Where synthesized kana are cached (default: data/audio-cache).
+        #[arg(long)]
+        cache: Option<PathBuf>,
+    },
 }
 
 fn main() -> ExitCode {
@@ -201,6 +227,27 @@ fn main() -> ExitCode {
                 gap_mm,
             },
             &out,
+            &mut stdout,
+        ),
+        Command::Readings { dir, out } => {
+            cli::readings::readings(&dir, out.as_deref(), &mut stdout)
+        }
+        Command::Dub {
+            dir,
+            out,
+            voice,
+            noise,
+            seed,
+            cache,
+        } => cli::readings::dub(
+            &dir,
+            &out,
+            &cli::readings::DubArgs {
+                voice,
+                noise,
+                seed,
+                cache,
+            },
             &mut stdout,
         ),
     };

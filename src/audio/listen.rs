@@ -1,0 +1,446 @@
+//! Listening: the reader's timeline heard in a sound track. A kami-no-ku is found where
+//! a held voiced kana opens a stretch of continuous speech after a pause; its poem by
+//! matching the speech against templates of the poems not yet read (a closed set, 15-1:
+//! the kami-no-ku differ by the kimari-ji); its kana onsets from the same alignment;
+//! the shimo-no-ku as the next speech after it. Owns these thresholds; reads features
+//! and templates, never files.
+
+use super::features::{analyze, Frames, CEPS, HOP_S, WIN};
+use super::templates::{embedded, poem_template, KanaTemplates, TEMPLATE_STEP};
+use super::AudioError;
+use crate::rules::kimariji::{sound_units, ReadPool};
+use crate::rules::poems::poem;
+use std::path::Path;
+
+/// A frame is voiced when its autocorrelation peak passes this.
+const VOICING_MIN: f32 = 0.55;
+/// ... and its speech-band level is this far above the local floor, dB.
+const ABOVE_FLOOR_DB: f32 = 8.0;
+/// The first kana is held about a second; a voiced run this long may open a verse.
+const HELD_MIN_S: f64 = 0.55;
+/// Speech in a verse pauses at most this long (unvoiced consonants, closures).
+const VERSE_GAP_MAX_S: f64 = 0.16;
+/// A kami-no-ku lasts at least this long from its first sound.
+const KAMI_MIN_S: f64 = 2.5;
+/// Silence before a verse's first sound.
+const PAUSE_BEFORE_S: f64 = 0.15;
+/// How far before the voicing a first consonant is looked for.
+const CONSONANT_BACK_S: f64 = 0.15;
+/// The held first kana as the templates assume it, seconds.
+const TEMPLATE_FIRST_S: f64 = 1.1;
+/// DTW band half-width, template frames (10 ms).
+const BAND_FRAMES: usize = 40;
+/// Below this margin between the best and the second poem, the poem is left null.
+pub const POEM_SCORE_MIN: f64 = 0.04;
+/// The local level floor is the low percentile of the level over this window.
+const FLOOR_WINDOW_S: f64 = 4.0;
+/// The track is silent below this RMS.
+const SILENT_RMS: f32 = 1e-4;
+/// Frame-to-time: a frame's level rises once its window holds the sound; this places
+/// a detected start at the sound's first sample (measured on the tuning voices).
+const ONSET_LAG_S: f64 = 0.012;
+
+/// One reading as heard: the contract's readings.jsonl line with the poem optional.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct HeardReading {
+    pub seq: u32,
+    /// `None` when the sound cannot tell which poem was read.
+    pub poem: Option<u8>,
+    pub kami_start_s: f64,
+    pub onsets_s: Vec<f64>,
+    pub kami_end_s: f64,
+    pub shimo_start_s: Option<f64>,
+    pub void: bool,
+    /// How far the named poem's match stands above the next one (0..1).
+    pub poem_score: f64,
+}
+
+impl HeardReading {
+    /// The contract's reading, when the poem is known.
+    pub fn to_reading(&self) -> Option<crate::rules::Reading> {
+        Some(crate::rules::Reading {
+            seq: self.seq,
+            poem: self.poem?,
+            kami_start_s: self.kami_start_s,
+            onsets_s: Some(self.onsets_s.clone()),
+            kami_end_s: Some(self.kami_end_s),
+            shimo_start_s: self.shimo_start_s,
+            void: false,
+        })
+    }
+}
+
+fn frame_time(i: usize) -> f64 {
+    i as f64 * HOP_S + (WIN as f64 / 2.0) / 16_000.0
+}
+
+/// Local floor of a level track: a low percentile over a sliding window.
+fn floor_of(level: &[f32]) -> Vec<f32> {
+    let block = (1.0 / HOP_S) as usize; // 1 s blocks
+    let nb = level.len().div_ceil(block).max(1);
+    let lows: Vec<f32> = (0..nb)
+        .map(|b| {
+            let mut v: Vec<f32> = level[b * block..((b + 1) * block).min(level.len())].to_vec();
+            v.sort_by(f32::total_cmp);
+            v.get(v.len() / 10).copied().unwrap_or(-100.0)
+        })
+        .collect();
+    let half = (FLOOR_WINDOW_S / 2.0) as usize;
+    let smooth: Vec<f32> = (0..nb)
+        .map(|b| {
+            let lo = b.saturating_sub(half);
+            let hi = (b + half + 1).min(nb);
+            let mut v = lows[lo..hi].to_vec();
+            v.sort_by(f32::total_cmp);
+            v[v.len() / 3]
+        })
+        .collect();
+    (0..level.len()).map(|i| smooth[(i / block).min(nb - 1)]).collect()
+}
+
+struct Tracks {
+    f: Frames,
+    floor: Vec<f32>,
+    high_floor: Vec<f32>,
+    voiced: Vec<bool>,
+}
+
+impl Tracks {
+    fn active(&self, i: usize) -> bool {
+        self.f.level_db[i] > self.floor[i] + ABOVE_FLOOR_DB
+            || self.f.high_db[i] > self.high_floor[i] + ABOVE_FLOOR_DB
+    }
+}
+
+/// Runs of voiced frames joined over gaps up to `gap` frames: (first, end exclusive).
+fn runs(voiced: &[bool], from: usize, gap: usize) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let mut i = from;
+    while i < voiced.len() {
+        if !voiced[i] {
+            i += 1;
+            continue;
+        }
+        let a = i;
+        let mut last = i;
+        while i < voiced.len() && i <= last + gap {
+            if voiced[i] {
+                last = i;
+            }
+            i += 1;
+        }
+        out.push((a, last + 1));
+        i = last + 1;
+    }
+    out
+}
+
+/// The reader's timeline in `samples` (mono, `rate_hz`); `path` names the file in errors.
+pub fn heard_readings(
+    path: &Path,
+    samples: &[f32],
+    rate_hz: u32,
+) -> Result<Vec<HeardReading>, AudioError> {
+    let rms = super::voice::rms(samples);
+    if samples.len() < rate_hz as usize || rms < SILENT_RMS {
+        return Err(AudioError::input(
+            path,
+            "sound track",
+            "the sound track is silent: no reading can be heard (give readings.jsonl)",
+        ));
+    }
+    let f = analyze(samples, rate_hz);
+    let floor = floor_of(&f.level_db);
+    let high_floor = floor_of(&f.high_db);
+    let voiced: Vec<bool> = (0..f.len())
+        .map(|i| f.voicing[i] > VOICING_MIN && f.level_db[i] > floor[i] + ABOVE_FLOOR_DB)
+        .collect();
+    let tr = Tracks {
+        f,
+        floor,
+        high_floor,
+        voiced,
+    };
+    let frames_of = |s: f64| (s / HOP_S).round() as usize;
+    let verse_runs = runs(&tr.voiced, 0, frames_of(VERSE_GAP_MAX_S));
+    let held_runs = runs(&tr.voiced, 0, 2);
+    let templates = embedded();
+    let mut pool = ReadPool::new();
+    let mut out: Vec<HeardReading> = Vec::new();
+    let mut busy_until = 0usize;
+    for &(a, b) in &held_runs {
+        if a < busy_until || ((b - a) as f64) * HOP_S < HELD_MIN_S {
+            continue;
+        }
+        // The verse this held kana opens: continuous speech from it, long enough.
+        let Some(&(va, vb)) = verse_runs.iter().find(|r| r.0 <= a && a < r.1) else {
+            continue;
+        };
+        if ((vb - a) as f64) * HOP_S < KAMI_MIN_S {
+            continue;
+        }
+        // A pause before it: nothing voiced in the PAUSE_BEFORE_S before the run's start.
+        let start_voiced = va.max(busy_until);
+        let pause = frames_of(PAUSE_BEFORE_S);
+        if start_voiced < a.saturating_sub(frames_of(0.3)) {
+            // Speech ran into the held kana: not a verse's opening.
+            continue;
+        }
+        if (start_voiced.saturating_sub(pause)..start_voiced).any(|i| tr.voiced[i]) {
+            continue;
+        }
+        let start = first_sound(&tr, start_voiced, frames_of(CONSONANT_BACK_S));
+        let kami_start_s = frame_time(start) - ONSET_LAG_S;
+        let kami_end_s = frame_time(vb);
+        let seq = out.len() as u32 + 1;
+        let (poem_no, score, onsets) = name_poem(&tr.f, templates, &pool, start, vb, kami_start_s);
+        if let Some(p) = poem_no {
+            pool.mark_read(p);
+        }
+        out.push(HeardReading {
+            seq,
+            poem: poem_no,
+            kami_start_s: round_ms(kami_start_s),
+            onsets_s: onsets.into_iter().map(round_ms).collect(),
+            kami_end_s: round_ms(kami_end_s),
+            shimo_start_s: None,
+            void: false,
+            poem_score: (score * 1000.0).round() / 1000.0,
+        });
+        busy_until = vb;
+    }
+    // The shimo-no-ku: the first voiced speech after each kami-no-ku, before the next.
+    let n = out.len();
+    for k in 0..n {
+        let from = frames_of(out[k].kami_end_s + 0.12);
+        let to = if k + 1 < n {
+            frames_of(out[k + 1].kami_start_s - 0.1)
+        } else {
+            tr.f.len()
+        };
+        let found = verse_runs
+            .iter()
+            .chain(held_runs.iter())
+            .filter(|r| r.0 >= from && r.0 < to && (r.1 - r.0) as f64 * HOP_S >= 0.06)
+            .map(|r| r.0)
+            .min();
+        if let Some(a) = found {
+            let s = first_sound(&tr, a, frames_of(CONSONANT_BACK_S)).max(from);
+            out[k].shimo_start_s = Some(round_ms(frame_time(s) - ONSET_LAG_S));
+        }
+    }
+    if out.is_empty() {
+        return Err(AudioError::input(
+            path,
+            "sound track",
+            "no reading can be heard in the sound track (give readings.jsonl)",
+        ));
+    }
+    Ok(out)
+}
+
+fn round_ms(t: f64) -> f64 {
+    (t * 1000.0).round() / 1000.0
+}
+
+/// The first frame of the sound that turns voiced at `voiced_start`: frames before it
+/// still above the floor (a consonant), looked for up to `back` frames.
+fn first_sound(tr: &Tracks, voiced_start: usize, back: usize) -> usize {
+    let mut s = voiced_start;
+    let lo = voiced_start.saturating_sub(back);
+    while s > lo && tr.active(s - 1) {
+        s -= 1;
+    }
+    s
+}
+
+/// Banded DTW between signal frames `x` and template `y`; the mean cost on the path, and
+/// with `want_path` the first signal frame aligned to each template frame.
+fn dtw(x: &[[f32; CEPS]], y: &[[f32; CEPS]], want_path: bool) -> (f64, Vec<usize>) {
+    let (n, m) = (x.len(), y.len());
+    if n == 0 || m == 0 {
+        return (f64::INFINITY, Vec::new());
+    }
+    let inf = f32::INFINITY;
+    let band = BAND_FRAMES.max(n.abs_diff(m) + 4);
+    let centre = |i: usize| i * m / n;
+    let mut d = vec![inf; n * m];
+    let dist = |i: usize, j: usize| -> f32 {
+        let mut s = 0.0;
+        for k in 0..CEPS {
+            let e = x[i][k] - y[j][k];
+            s += e * e;
+        }
+        s.sqrt()
+    };
+    for i in 0..n {
+        let c = centre(i);
+        let lo = c.saturating_sub(band);
+        let hi = (c + band + 1).min(m);
+        for j in lo..hi {
+            let best = if i == 0 && j == 0 {
+                0.0
+            } else {
+                let mut b = inf;
+                if i > 0 && j > 0 {
+                    b = b.min(d[(i - 1) * m + j - 1]);
+                }
+                if i > 0 {
+                    b = b.min(d[(i - 1) * m + j]);
+                }
+                if j > 0 {
+                    b = b.min(d[i * m + j - 1]);
+                }
+                b
+            };
+            if best < inf {
+                d[i * m + j] = best + dist(i, j);
+            }
+        }
+    }
+    let total = d[n * m - 1];
+    if !total.is_finite() {
+        return (f64::INFINITY, Vec::new());
+    }
+    let cost = total as f64 / (n + m) as f64;
+    if !want_path {
+        return (cost, Vec::new());
+    }
+    // Backtrack: the first i for each j.
+    let mut first_i = vec![usize::MAX; m];
+    let (mut i, mut j) = (n - 1, m - 1);
+    loop {
+        first_i[j] = first_i[j].min(i);
+        if i == 0 && j == 0 {
+            break;
+        }
+        let cands = [
+            (i > 0 && j > 0, i.wrapping_sub(1), j.wrapping_sub(1)),
+            (i > 0, i.wrapping_sub(1), j),
+            (j > 0, i, j.wrapping_sub(1)),
+        ];
+        let mut best = (inf, i, j);
+        for (ok, a, b) in cands {
+            if ok && d[a * m + b] < best.0 {
+                best = (d[a * m + b], a, b);
+            }
+        }
+        if best.1 == i && best.2 == j {
+            break;
+        }
+        i = best.1;
+        j = best.2;
+    }
+    (cost, first_i)
+}
+
+fn mean_normalised(v: &[[f32; CEPS]]) -> Vec<[f32; CEPS]> {
+    let mut mean = [0.0f32; CEPS];
+    for f in v {
+        for k in 0..CEPS {
+            mean[k] += f[k];
+        }
+    }
+    for m in mean.iter_mut() {
+        *m /= v.len().max(1) as f32;
+    }
+    v.iter()
+        .map(|f| {
+            let mut o = *f;
+            for k in 0..CEPS {
+                o[k] -= mean[k];
+            }
+            o
+        })
+        .collect()
+}
+
+/// The poem of the kami-no-ku sounding in frames `[a, b)`, its score and the kana onsets.
+fn name_poem(
+    f: &Frames,
+    t: &KanaTemplates,
+    pool: &ReadPool,
+    a: usize,
+    b: usize,
+    kami_start_s: f64,
+) -> (Option<u8>, f64, Vec<f64>) {
+    let x: Vec<[f32; CEPS]> = mean_normalised(
+        &f.ceps[a..b.min(f.len())]
+            .iter()
+            .step_by(TEMPLATE_STEP)
+            .copied()
+            .collect::<Vec<_>>(),
+    );
+    let step_s = HOP_S * TEMPLATE_STEP as f64;
+    let span_s = x.len() as f64 * step_s;
+    let voices = t.kana.values().next().map_or(0, |v| v.len());
+    let mut scored: Vec<(f64, u8, usize)> = Vec::new();
+    for p in pool.unread() {
+        let units = sound_units(&p.kami_kana, &p.kami_pron);
+        let n = units.len().max(2);
+        let first_s = TEMPLATE_FIRST_S.min(span_s * 0.4);
+        let mora_s = ((span_s - first_s) / (n - 1) as f64).max(0.08);
+        let (ff, mf) = (
+            (first_s / step_s).round() as usize,
+            (mora_s / step_s).round() as usize,
+        );
+        let mut best = (f64::INFINITY, 0usize);
+        for v in 0..voices {
+            if let Some((y, _)) = poem_template(t, &units, v, ff, mf) {
+                let (c, _) = dtw(&x, &mean_normalised(&y), false);
+                if c < best.0 {
+                    best = (c, v);
+                }
+            }
+        }
+        scored.push((best.0, p.no, best.1));
+    }
+    scored.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let fallback = fixed_pace_onsets(kami_start_s, span_s);
+    let Some(&(c1, p1, v1)) = scored.first() else {
+        return (None, 0.0, fallback);
+    };
+    let c2 = scored.get(1).map_or(f64::INFINITY, |s| s.0);
+    let score = if c2.is_finite() { (c2 - c1) / c2 } else { 1.0 };
+    let Some(pd) = poem(p1) else {
+        return (None, 0.0, fallback);
+    };
+    let units = sound_units(&pd.kami_kana, &pd.kami_pron);
+    let n = units.len().max(2);
+    let first_s = TEMPLATE_FIRST_S.min(span_s * 0.4);
+    let mora_s = ((span_s - first_s) / (n - 1) as f64).max(0.08);
+    let (ff, mf) = (
+        (first_s / step_s).round() as usize,
+        (mora_s / step_s).round() as usize,
+    );
+    let mut onsets = fallback;
+    if let Some((y, starts)) = poem_template(t, &units, v1, ff, mf) {
+        let (_, first_i) = dtw(&x, &mean_normalised(&y), true);
+        if !first_i.is_empty() {
+            onsets = starts
+                .iter()
+                .enumerate()
+                .map(|(k, &j)| {
+                    if k == 0 {
+                        kami_start_s
+                    } else {
+                        kami_start_s + first_i[j.min(first_i.len() - 1)] as f64 * step_s
+                    }
+                })
+                .collect();
+        }
+    }
+    let named = (score >= POEM_SCORE_MIN).then_some(p1);
+    (named, score, onsets)
+}
+
+/// Onsets by the contract's tempo model when no poem can be aligned: the first kana
+/// held, the rest evenly over the verse.
+fn fixed_pace_onsets(start_s: f64, span_s: f64) -> Vec<f64> {
+    const UNITS: usize = 17;
+    let first = TEMPLATE_FIRST_S.min(span_s * 0.4);
+    let mora = (span_s - first) / (UNITS - 1) as f64;
+    (0..UNITS)
+        .map(|k| if k == 0 { start_s } else { start_s + first + (k - 1) as f64 * mora })
+        .collect()
+}

@@ -1,0 +1,225 @@
+//! Reader's voices for the simulator's sound track: one short clip per kana, made offline
+//! and cached. A voice is either `espeak-ng -v ja` with a pitch, speed and variant, or a
+//! folder of per-kana WAV files made by another synthesizer (`tools/kokoro_kana.py`).
+//! Owns voice names and the clip cache; knows nothing of timelines.
+
+use super::pcm::{read_sound_file, TRACK_RATE_HZ};
+use super::AudioError;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// A clip starts and ends where its level first and last passes this share of its peak:
+/// the kana's onset in the truth is the clip's first sample.
+const TRIM_SHARE_OF_PEAK: f32 = 0.03;
+/// RMS every voice is brought to, so that hall-noise levels mean the same for all voices.
+pub const SPEECH_RMS: f32 = 0.08;
+/// The kana whose level sets a voice's gain.
+const GAIN_REFERENCE_KANA: &str = "あ";
+
+/// How a voice speaks one kana.
+#[derive(Debug, Clone, PartialEq)]
+pub enum VoiceSpec {
+    Espeak {
+        variant: String,
+        pitch: u32,
+        speed_wpm: u32,
+    },
+    /// A folder with one `<kana as hex code points>.wav` per kana.
+    Folder(PathBuf),
+}
+
+/// The named voices. `espeak-a`..`espeak-c` are the ones the analysis is tuned and
+/// templated on; `espeak-held` and any folder voice (the neural `kokoro-*`) are kept out
+/// of all tuning, to test on.
+pub const TUNING_VOICES: [&str; 3] = ["espeak-a", "espeak-b", "espeak-c"];
+
+impl VoiceSpec {
+    /// `espeak-a|b|c|held`, `espeak:VARIANT:PITCH:WPM`, or a folder path (`dir:PATH`).
+    pub fn parse(name: &str) -> Option<VoiceSpec> {
+        let e = |v: &str, p: u32, s: u32| VoiceSpec::Espeak {
+            variant: v.to_string(),
+            pitch: p,
+            speed_wpm: s,
+        };
+        match name {
+            "espeak-a" => Some(e("ja", 45, 150)),
+            "espeak-b" => Some(e("ja+f2", 65, 170)),
+            "espeak-c" => Some(e("ja+m3", 30, 130)),
+            "espeak-held" => Some(e("ja+f4", 75, 140)),
+            _ => {
+                if let Some(dir) = name.strip_prefix("dir:") {
+                    return Some(VoiceSpec::Folder(PathBuf::from(dir)));
+                }
+                let parts: Vec<&str> = name.strip_prefix("espeak:")?.split(':').collect();
+                match parts.as_slice() {
+                    [v, p, s] => Some(e(v, p.parse().ok()?, s.parse().ok()?)),
+                    _ => None,
+                }
+            }
+        }
+    }
+
+    fn cache_key(&self) -> String {
+        match self {
+            VoiceSpec::Espeak {
+                variant,
+                pitch,
+                speed_wpm,
+            } => format!("espeak-{}-p{pitch}-s{speed_wpm}", variant.replace('+', "_")),
+            VoiceSpec::Folder(p) => format!(
+                "dir-{}",
+                p.to_string_lossy().replace(['/', '\\', ':'], "_")
+            ),
+        }
+    }
+}
+
+/// File name of a kana's clip: its code points in hex.
+pub fn kana_file_stem(kana: &str) -> String {
+    kana.chars()
+        .map(|c| format!("{:x}", c as u32))
+        .collect::<Vec<_>>()
+        .join("_")
+}
+
+/// A voice with its clips cached on disk (48 kHz f32) and in memory.
+pub struct Voice {
+    pub spec: VoiceSpec,
+    cache_dir: PathBuf,
+    clips: HashMap<String, Vec<f32>>,
+    gain: Option<f32>,
+}
+
+impl Voice {
+    pub fn new(spec: VoiceSpec, cache_root: &Path) -> Voice {
+        let cache_dir = cache_root.join(spec.cache_key());
+        Voice {
+            spec,
+            cache_dir,
+            clips: HashMap::new(),
+            gain: None,
+        }
+    }
+
+    /// The trimmed clip of one kana at TRACK_RATE_HZ, at the voice's common level.
+    pub fn clip(&mut self, kana: &str) -> Result<&[f32], AudioError> {
+        if !self.clips.contains_key(kana) {
+            if self.gain.is_none() {
+                // One kana sets the voice's gain, so every kana keeps its natural
+                // loudness relative to the others.
+                let reference = self.load_or_make(GAIN_REFERENCE_KANA)?;
+                self.gain = Some(SPEECH_RMS / rms(trim(&reference)).max(1e-6));
+            }
+            let raw = self.load_or_make(kana)?;
+            let g = self.gain.unwrap_or(1.0);
+            let clip: Vec<f32> = trim(&raw).iter().map(|s| s * g).collect();
+            self.clips.insert(kana.to_string(), clip);
+        }
+        Ok(self.clips.get(kana).map(|v| v.as_slice()).unwrap_or(&[]))
+    }
+
+    fn load_or_make(&self, kana: &str) -> Result<Vec<f32>, AudioError> {
+        let stem = kana_file_stem(kana);
+        let cached = self.cache_dir.join(format!("{stem}.f32"));
+        if let Ok(bytes) = std::fs::read(&cached) {
+            return Ok(bytes
+                .chunks_exact(4)
+                .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+                .collect());
+        }
+        std::fs::create_dir_all(&self.cache_dir).map_err(|e| AudioError::io(&self.cache_dir, e))?;
+        let samples = match &self.spec {
+            VoiceSpec::Espeak {
+                variant,
+                pitch,
+                speed_wpm,
+            } => {
+                let wav = self.cache_dir.join(format!("{stem}.wav"));
+                let out = Command::new("espeak-ng")
+                    .args(["-v", variant, "-p", &pitch.to_string(), "-s", &speed_wpm.to_string()])
+                    .arg("-w")
+                    .arg(&wav)
+                    .arg(kana)
+                    .output()
+                    .map_err(|e| {
+                        AudioError::tool(
+                            "espeak-ng",
+                            format!("cannot be run ({e}); install the Debian package espeak-ng"),
+                        )
+                    })?;
+                if !out.status.success() {
+                    return Err(AudioError::tool(
+                        "espeak-ng",
+                        format!("failed on {kana}: {}", String::from_utf8_lossy(&out.stderr).trim()),
+                    ));
+                }
+                let s = read_sound_file(&wav, TRACK_RATE_HZ)?;
+                let _ = std::fs::remove_file(&wav);
+                s
+            }
+            VoiceSpec::Folder(dir) => {
+                let wav = dir.join(format!("{stem}.wav"));
+                if !wav.is_file() {
+                    return Err(AudioError::input(
+                        &wav,
+                        "voice",
+                        format!("no clip for the kana {kana} in this voice's folder"),
+                    ));
+                }
+                read_sound_file(&wav, TRACK_RATE_HZ)?
+            }
+        };
+        let mut bytes = Vec::with_capacity(samples.len() * 4);
+        for s in &samples {
+            bytes.extend_from_slice(&s.to_le_bytes());
+        }
+        std::fs::write(&cached, bytes).map_err(|e| AudioError::io(&cached, e))?;
+        Ok(samples)
+    }
+}
+
+pub fn rms(x: &[f32]) -> f32 {
+    if x.is_empty() {
+        return 0.0;
+    }
+    (x.iter().map(|s| s * s).sum::<f32>() / x.len() as f32).sqrt()
+}
+
+/// The clip from its first to its last sample above TRIM_SHARE_OF_PEAK of its peak.
+pub fn trim(x: &[f32]) -> &[f32] {
+    let peak = x.iter().fold(0.0f32, |m, s| m.max(s.abs()));
+    let th = peak * TRIM_SHARE_OF_PEAK;
+    let first = x.iter().position(|s| s.abs() > th).unwrap_or(0);
+    let last = x.iter().rposition(|s| s.abs() > th).unwrap_or(x.len());
+    if last <= first {
+        return x;
+    }
+    &x[first..=last]
+}
+
+/// The shimo-no-ku as a reader says it, one sound per kana: the kami-no-ku's spelling
+/// rules of the data set (を→お, medial は-row → わ-row, ぢ/づ → じ/ず), word-initial
+/// h kept at each phrase start.
+pub fn shimo_sounds(shimo_kana: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for phrase in shimo_kana.split_whitespace() {
+        for (i, c) in phrase.chars().enumerate() {
+            let s = match c {
+                'を' => 'お',
+                'ゐ' => 'い',
+                'ゑ' => 'え',
+                'ぢ' => 'じ',
+                'づ' => 'ず',
+                'は' if i > 0 => 'わ',
+                'ひ' if i > 0 => 'い',
+                'ふ' if i > 0 => 'う',
+                'へ' if i > 0 => 'え',
+                'ほ' if i > 0 => 'お',
+                other => other,
+            };
+            out.push(s.to_string());
+        }
+    }
+    out
+}

@@ -1,0 +1,98 @@
+//! The sound stage end to end: a short black video dubbed with the reader's voice at a
+//! real reader's pace, then the timeline heard back from the sound track alone and
+//! compared with the truth; a video without sound and a silent one refused with exit 2.
+
+use karuta_referee::audio::{self, timeline::tournament_timeline, DubOptions, NoiseLevel};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_karuta-referee"))
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("karuta-audio-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// A small black video of `secs` seconds, with a silent sound track when `silent`.
+fn black_video(path: &Path, secs: f64, silent: bool) {
+    let mut c = Command::new("ffmpeg");
+    c.args(["-nostdin", "-y", "-v", "error", "-f", "lavfi", "-i"])
+        .arg(format!("color=c=black:s=160x90:r=10:d={secs}"));
+    if silent {
+        c.args(["-f", "lavfi", "-i"])
+            .arg(format!("anullsrc=r=48000:cl=mono"))
+            .args(["-t", &secs.to_string(), "-c:a", "aac"]);
+    }
+    let ok = c
+        .args(["-c:v", "libx264", "-pix_fmt", "yuv420p"])
+        .arg(path)
+        .status()
+        .unwrap();
+    assert!(ok.success());
+}
+
+fn cache() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("data/audio-cache")
+}
+
+#[test]
+fn heard_timeline_matches_the_spoken_one() {
+    let dir = scratch("heard");
+    let readings = tournament_timeline(4242, 3, 0.8);
+    let end = readings.last().unwrap().shimo_start_s.unwrap() + 5.0;
+    black_video(&dir.join("silent.mp4"), end, false);
+    let opts = DubOptions {
+        voice: "espeak-held".into(),
+        noise: NoiseLevel::Moderate,
+        seed: 7,
+        cache_dir: cache(),
+    };
+    let video = dir.join("video.mp4");
+    audio::dub_video(&dir.join("silent.mp4"), &readings, &opts, &video).unwrap();
+    let heard = audio::readings_from_video(&video).unwrap();
+    assert_eq!(heard.len(), readings.len(), "{heard:#?}");
+    for (h, t) in heard.iter().zip(&readings) {
+        assert!(
+            (h.kami_start_s - t.kami_start_s).abs() < 0.03,
+            "reading {}: heard {} true {}",
+            t.seq,
+            h.kami_start_s,
+            t.kami_start_s
+        );
+        assert_eq!(h.poem, Some(t.poem), "reading {}", t.seq);
+        let onsets = t.onsets_s.as_ref().unwrap();
+        let mut errs: Vec<f64> = h
+            .onsets_s
+            .iter()
+            .zip(onsets)
+            .map(|(a, b)| (a - b).abs())
+            .collect();
+        errs.sort_by(f64::total_cmp);
+        assert!(errs[errs.len() / 2] < 0.03, "onset errors {errs:?}");
+    }
+}
+
+#[test]
+fn no_sound_track_or_silence_is_one_line_and_exit_2() {
+    for (name, silent) in [("mute", false), ("silent", true)] {
+        let dir = scratch(name);
+        black_video(&dir.join("video.mp4"), 3.0, silent);
+        let o = bin().arg("readings").arg(&dir).output().unwrap();
+        assert_eq!(o.status.code(), Some(2), "{name}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+        assert!(err.contains("video.mp4") && err.contains("sound"), "{err}");
+    }
+}
+
+/// Remakes src/audio/kana_templates.json from the tuning voices (needs espeak-ng).
+#[test]
+#[ignore]
+fn make_kana_templates() {
+    let file = audio::templates::build(&cache()).unwrap();
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/audio/kana_templates.json");
+    std::fs::write(path, serde_json::to_string(&file).unwrap()).unwrap();
+}
