@@ -105,6 +105,15 @@ enum Command {
         /// Gap between the territories as laid out (rules: 30 mm).
         #[arg(long, default_value_t = 30.0)]
         gap_mm: f64,
+        /// Draw the card texts in this font file (.ttf/.otf/.ttc) instead of the seed's.
+        #[arg(long)]
+        card_font: Option<PathBuf>,
+        /// Set the card texts' columns stepped or level instead of the default (stepped).
+        #[arg(long, value_enum)]
+        card_columns: Option<karuta_referee::sim::look::CardColumns>,
+        /// Print the card texts with dakuten.
+        #[arg(long)]
+        card_dakuten: bool,
     },
 }
 
@@ -189,6 +198,9 @@ fn main() -> ExitCode {
             labels,
             territory_mm,
             gap_mm,
+            card_font,
+            card_columns,
+            card_dakuten,
         } => cli::simulate::simulate(
             &cli::simulate::SimulateArgs {
                 seed,
@@ -199,6 +211,9 @@ fn main() -> ExitCode {
                 labels,
                 territory_mm,
                 gap_mm,
+                card_font,
+                card_columns,
+                card_dakuten,
             },
             &out,
             &mut stdout,
