@@ -49,12 +49,17 @@ pub const HELD_OUT_FONT_PATHS: [&str; 3] = [
     "/usr/share/fonts/truetype/motoya-l-maruberi/MTLmr3m.ttf",
     "/usr/share/fonts/truetype/aoyagi-soseki/aoyagi-soseki.ttf",
 ];
-/// A name is given only when the card's assigned poem stands this many spreads above
-/// the card's scores for the poems it is not (robust z-score, see `field_scores`)...
-pub const MIN_Z: f64 = 6.0;
+/// A name is given only when the card's assigned poem stands out of the scores of the
+/// poems it is not: its robust z-score (see `field_scores`) at least this many spreads
+/// above the field's typical best non-matching score (the median over the cards of
+/// each card's best z-score among the poems other than its own)...
+pub const MIN_Z_ABOVE_RUNNERS: f64 = 1.0;
+/// ...and never under this many spreads (the expected best of 99 normal scores is 2.5);
+pub const MIN_Z: f64 = 4.0;
 /// ...and the best one-to-one assignment of the whole field loses at least this much
-/// (in the same units) when this card may not have this poem.
-pub const MIN_GAP_Z: f64 = 3.0;
+/// (in the same units) when this card may not have this poem, and the poem leads every
+/// poem that cannot be here (not a candidate: on the field elsewhere) by as much.
+pub const MIN_GAP_Z: f64 = 1.0;
 /// Cards sampled to choose the font of the set, and how close to the best font another
 /// must come (share of the best font's mean z-score) to be kept as well.
 const FONT_SAMPLE_CARDS: usize = 8;
@@ -539,6 +544,24 @@ impl Namer {
         Ok(name_field(&raw, &flips, candidates))
     }
 
+    /// Every card's correlation with the 100 poems (`[card][poem - 1]`) and the styles
+    /// the sample of cards chose; `styles` reuses an earlier choice (the same card set
+    /// seen again in another still image).
+    pub fn raw_scores_in(
+        &self,
+        bgr: &Mat,
+        faces: &[QuadPx],
+        flipped: &[bool],
+        styles: Option<&[usize]>,
+    ) -> Result<(Vec<Vec<f64>>, Vec<usize>), DetectError> {
+        let views = self.views(bgr, faces, flipped)?;
+        let styles = match styles {
+            Some(s) => s.to_vec(),
+            None => self.choose_fonts(&views),
+        };
+        Ok((self.raw_scores(&views, &styles), styles))
+    }
+
     /// Like `name_cards` for cards that may lie either way up (found again after a
     /// move): each card is read both ways and keeps the way its best candidate stands
     /// out more; then the field's assignment names them among `candidates`.
@@ -656,6 +679,34 @@ pub fn name_field(raw: &[Vec<f64>], flipped: &[bool], candidates: Option<&[u8]>)
         .map(|r| cand.iter().map(|&k| r[k]).collect())
         .collect();
     let assigned = assign_field(&zc);
+    let is_candidate: Vec<bool> = {
+        let mut v = vec![false; POEM_COUNT as usize];
+        for &k in &cand {
+            v[k] = true;
+        }
+        v
+    };
+    // The field's typical best non-matching score: per card, the best z among the
+    // poems other than the one it is assigned (or its best); the median over cards.
+    let mut runners: Vec<f64> = z
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let own = assigned.get(i).and_then(|a| a.0).map(|k| cand[k]);
+            let own = own.unwrap_or_else(|| {
+                (0..r.len())
+                    .max_by(|a, b| r[*a].total_cmp(&r[*b]))
+                    .unwrap_or(0)
+            });
+            r.iter()
+                .enumerate()
+                .filter(|(k, _)| *k != own)
+                .map(|(_, v)| *v)
+                .fold(f64::NEG_INFINITY, f64::max)
+        })
+        .filter(|v| v.is_finite())
+        .collect();
+    let z_min = (median(&mut runners) + MIN_Z_ABOVE_RUNNERS).max(MIN_Z);
     raw.iter()
         .enumerate()
         .map(|(i, r)| {
@@ -678,7 +729,14 @@ pub fn name_field(raw: &[Vec<f64>], flipped: &[bool], candidates: Option<&[u8]>)
             };
             let runner = order.iter().find(|k| **k != best).copied();
             let runner_up = runner.map(|k| (k as u8 + 1, r[k]));
-            let accepted = slot.is_some() && z[i][best] >= MIN_Z && gap >= MIN_GAP_Z;
+            let outside = z[i]
+                .iter()
+                .enumerate()
+                .filter(|(k, _)| !is_candidate[*k])
+                .map(|(_, v)| *v)
+                .fold(f64::NEG_INFINITY, f64::max);
+            let gap = gap.min(z[i][best] - outside);
+            let accepted = slot.is_some() && z[i][best] >= z_min && gap >= MIN_GAP_Z;
             CardName {
                 poem: accepted.then_some(best as u8 + 1),
                 best_poem: best as u8 + 1,
