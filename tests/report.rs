@@ -249,3 +249,34 @@ fn bad_decisions_name_the_file_and_line() {
 fn escaping_covers_every_input_string() {
     assert_eq!(esc(EVIL_NAME), "&lt;script&gt;alert(1)&lt;/script&gt;");
 }
+
+#[test]
+fn annotated_video_has_every_frame_with_the_overlay() {
+    use opencv::prelude::*;
+    use opencv::videoio::{self, VideoCapture};
+    let m = made();
+    let out = m.out.parent().unwrap().join("out-annotated");
+    let o = bin()
+        .arg("report")
+        .arg("--dir")
+        .arg(&m.rec)
+        .arg("--out")
+        .arg(&out)
+        .arg("--annotate")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let open = |p: &Path| VideoCapture::from_file(p, videoio::CAP_FFMPEG).unwrap();
+    let mut src = open(&m.rec.join("video.mp4"));
+    let mut ann = open(&out.join("annotated.mp4"));
+    let count = |c: &VideoCapture| c.get(videoio::CAP_PROP_FRAME_COUNT).unwrap() as u64;
+    assert_eq!(count(&ann), count(&src));
+    assert_eq!(ann.get(videoio::CAP_PROP_FPS).unwrap(), src.get(videoio::CAP_PROP_FPS).unwrap());
+    let (mut a, mut b) = (opencv::core::Mat::default(), opencv::core::Mat::default());
+    assert!(src.read(&mut a).unwrap() && ann.read(&mut b).unwrap());
+    assert_eq!(a.size().unwrap(), b.size().unwrap());
+    let mut d = opencv::core::Mat::default();
+    opencv::core::absdiff(&a, &b, &mut d).unwrap();
+    let mean = opencv::core::mean(&d, &opencv::core::no_array()).unwrap();
+    assert!(mean[0] + mean[1] + mean[2] > 1.0, "nothing drawn: {mean:?}");
+}

@@ -160,7 +160,7 @@ pub fn draw_field(
         pp.push(p);
         imgproc::polylines(img, &pp, false, bgr(FIELD_LINE), thick, imgproc::LINE_AA, 0)?;
     }
-    let font_scale = (0.28 * v.scale).clamp(0.3, 0.7);
+    let font_scale = (0.22 * v.scale).clamp(0.3, 0.55);
     for c in cards {
         let read = c.poem.is_some() && c.poem == read_poem;
         let colour = bgr(if read { READ_CARD } else { CARD_LINE });
@@ -174,7 +174,18 @@ pub fn draw_field(
             0,
         )?;
         let label = c.poem.map_or("?".to_string(), |p| p.to_string());
-        label_at(img, &label, v.pt(c.centre_px), font_scale, colour, true)?;
+        outlined_text(img, &label, v.pt(c.centre_px), font_scale, colour)?;
+    }
+    Ok(())
+}
+
+/// Small text centred on `at`, light on a dark outline, so the card under it stays visible.
+pub fn outlined_text(img: &mut Mat, text: &str, at: Point, scale: f64, colour: Scalar) -> Result<(), ReportError> {
+    let mut base = 0;
+    let sz = imgproc::get_text_size(text, imgproc::FONT_HERSHEY_SIMPLEX, scale, 1, &mut base)?;
+    let org = Point::new(at.x - sz.width / 2, at.y + sz.height / 2);
+    for (c, t) in [(Scalar::all(0.0), 3), (colour, 1)] {
+        imgproc::put_text(img, text, org, imgproc::FONT_HERSHEY_SIMPLEX, scale, c, t, imgproc::LINE_AA, false)?;
     }
     Ok(())
 }

@@ -29,7 +29,7 @@ pub fn esc(s: &str) -> String {
 
 fn player_name(input: &ReportInput, p: Player) -> String {
     match input.layout.players.get(&p).map(|i| i.name.trim()) {
-        Some(n) if !n.is_empty() => format!("{p} · {n}"),
+        Some(n) if !n.is_empty() && n != format!("Player {p}") => format!("{p} · {n}"),
         _ => format!("Player {p}"),
     }
 }

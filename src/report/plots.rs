@@ -13,7 +13,7 @@ pub const COLOUR_KIMARIJI: &str = "#6a1b9a";
 
 const MARGIN_L: f64 = 52.0;
 const MARGIN_R: f64 = 12.0;
-const MARGIN_T: f64 = 14.0;
+const MARGIN_T: f64 = 24.0;
 const MARGIN_B: f64 = 42.0;
 
 /// One series of a chart: its name, colour and one value per group (`None`: no bar).
@@ -43,11 +43,13 @@ fn fmt_num(v: f64) -> String {
 }
 
 /// Y axis with gridlines between `lo` and `hi`; returns the value -> y mapping's parts.
-fn y_axis(svg: &mut String, w: f64, h: f64, lo: f64, hi: f64, label: &str) -> (f64, f64) {
+fn y_axis(svg: &mut String, w: f64, h: f64, lo: f64, hi: f64, label: &str, integer_ticks: bool) -> (f64, f64) {
     let plot_h = h - MARGIN_T - MARGIN_B;
     let scale = plot_h / (hi - lo).max(1e-9);
     let y_of = |v: f64| MARGIN_T + (hi - v) * scale;
     let step = tick_step(hi - lo, 5.0);
+    // Counts get whole-number ticks.
+    let step = if integer_ticks { step.max(1.0) } else { step };
     let mut t = (lo / step).ceil() * step;
     while t <= hi + 1e-9 {
         let y = y_of(t);
@@ -100,7 +102,8 @@ pub fn bar_chart(id: &str, groups: &[String], series: &[Series], y_label: &str) 
     let mut svg = format!(
         r#"<svg id="{id}" class="plot" width="{w:.0}" height="{h:.0}" viewBox="0 0 {w:.0} {h:.0}" role="img">"#
     );
-    let (top, scale) = y_axis(&mut svg, w, h, lo, hi, y_label);
+    let integer = series.iter().flat_map(|s| s.values.iter().flatten()).all(|v| v.fract() == 0.0);
+    let (top, scale) = y_axis(&mut svg, w, h, lo, hi, y_label, integer);
     let y_of = |v: f64| MARGIN_T + (top - v) * scale;
     let plot_w = w - MARGIN_L - MARGIN_R;
     let gw = plot_w / n;
@@ -148,11 +151,11 @@ pub fn step_chart(id: &str, xs: &[u32], series: &[Series], x_label: &str, y_labe
         .iter()
         .flat_map(|s| s.values.iter().flatten())
         .fold(1.0f64, |a, v| a.max(*v))
-        * 1.08;
+        * 1.2;
     let mut svg = format!(
         r#"<svg id="{id}" class="plot" width="{w:.0}" height="{h:.0}" viewBox="0 0 {w:.0} {h:.0}" role="img">"#
     );
-    let (top, scale) = y_axis(&mut svg, w, h, 0.0, hi, y_label);
+    let (top, scale) = y_axis(&mut svg, w, h, 0.0, hi, y_label, true);
     let y_of = |v: f64| MARGIN_T + (top - v) * scale;
     let x_max = xs.last().copied().unwrap_or(1).max(1) as f64;
     let x_of = |x: f64| MARGIN_L + x / x_max * (w - MARGIN_L - MARGIN_R);
