@@ -3,7 +3,7 @@
 //! for each event as it happens, and a banner with the current reading, its kimari-ji and
 //! the time from the kimari-ji moment. Encoded by the `ffmpeg` command (H.264).
 
-use super::draw::{self, bgr, FieldPx, View};
+use super::draw::{self, bgr, FieldPx, Layer, View};
 use super::facts;
 use super::frames::FrameReader;
 use super::hands::HandStream;
@@ -61,21 +61,28 @@ pub fn write_annotated(out: &Path, input: &ReportInput, video: &Path) -> Result<
     let view = View { x0: 0.0, y0: 0.0, scale: 1.0 };
     let mut board_events = usize::MAX;
     let mut cards = Vec::new();
+    let mut layer: Option<Layer> = None;
+    let mut layer_poem: Option<u8> = None;
     let mut index = 0u64;
     let write_result: Result<(), ReportError> = (|| {
         while let Some(mut img) = reader.read(index)? {
             let t = reader.t_s(index);
             let passed = input.events.partition_point(|e| e.t_s <= t);
-            if passed != board_events {
-                board_events = passed;
-                if let Some(f) = &field {
-                    cards = f.cards_px(&facts::cards_at(&input.layout, &input.events, t))?;
-                }
-            }
             let reading = input.readings.iter().rposition(|r| r.kami_start_s <= t).map(|i| &input.readings[i]);
             let ruling = reading.and_then(|rd| input.rulings.iter().find(|r| r.seq == rd.seq));
+            let poem = ruling.map(|r| r.poem);
             if let Some(f) = &field {
-                draw::draw_field(&mut img, &view, f, &cards, ruling.map(|r| r.poem))?;
+                // The field and cards change only with an event or a new reading.
+                if passed != board_events || poem != layer_poem || layer.is_none() {
+                    board_events = passed;
+                    layer_poem = poem;
+                    cards = f.cards_px(&facts::cards_at(&input.layout, &input.events, t))?;
+                    let size = img.size()?;
+                    layer = Some(Layer::render(size, &|m: &mut opencv::core::Mat| draw::draw_field(m, &view, f, &cards, poem))?);
+                }
+            }
+            if let Some(l) = &layer {
+                l.apply(&mut img)?;
             }
             if let Some(hs) = hands.as_mut() {
                 let obs = hs.at(index)?;

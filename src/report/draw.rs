@@ -334,3 +334,40 @@ pub fn border(img: &mut Mat, colour: Scalar, px: i32) -> Result<(), ReportError>
     )?;
     Ok(())
 }
+
+/// Drawing that stays the same over many frames (field lines, card outlines, numbers),
+/// rendered once and laid over each frame. Anti-aliased lines and Hershey text cost far
+/// more than the frame itself, so drawing them per frame would dominate the report.
+/// Rendered over black and over white: the difference is the coverage (alpha) of every
+/// pixel, the black render the colour already multiplied by it.
+pub struct Layer {
+    premult: Mat,
+    inv_alpha: Mat,
+}
+
+impl Layer {
+    pub fn render(
+        size: Size,
+        draw: &dyn Fn(&mut Mat) -> Result<(), ReportError>,
+    ) -> Result<Layer, ReportError> {
+        let mut black = Mat::new_size_with_default(size, core::CV_8UC3, Scalar::all(0.0))?;
+        let mut white = Mat::new_size_with_default(size, core::CV_8UC3, Scalar::all(255.0))?;
+        draw(&mut black)?;
+        draw(&mut white)?;
+        // white - black = 255 * (1 - alpha): what of the frame shows through.
+        let mut inv_alpha = Mat::default();
+        core::subtract(&white, &black, &mut inv_alpha, &core::no_array(), -1)?;
+        Ok(Layer {
+            premult: black,
+            inv_alpha,
+        })
+    }
+
+    /// frame * (1 - alpha) + colour * alpha.
+    pub fn apply(&self, img: &mut Mat) -> Result<(), ReportError> {
+        let mut shown = Mat::default();
+        core::multiply(&*img, &self.inv_alpha, &mut shown, 1.0 / 255.0, -1)?;
+        core::add(&shown, &self.premult, img, &core::no_array(), -1)?;
+        Ok(())
+    }
+}

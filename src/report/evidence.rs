@@ -6,7 +6,7 @@
 //! Reads the video (seeking between rulings), the calibration and, when given, hand
 //! observations; writes `OUT/evidence/seq-NNN/strip.jpg` and `.../clip/NNNN.jpg`.
 
-use super::draw::{self, bgr, CardPx, FieldPx, View};
+use super::draw::{self, bgr, CardPx, FieldPx, Layer, View};
 use super::facts::{self, Focus};
 use super::frames::FrameReader;
 use super::hands::{self, HandObs};
@@ -78,6 +78,18 @@ struct Plan<'a> {
     cards: Vec<CardPx>,
     events: Vec<&'a Event>,
     dir: PathBuf,
+    /// The field and cards drawn once for the tile view and for the clip view.
+    tile_layer: Option<Layer>,
+    clip_layer: Option<Layer>,
+}
+
+/// The view a crop gives at an output size (as `draw::zoom` makes it).
+fn view_of(crop: Rect, out: Size) -> View {
+    View {
+        x0: crop.x as f64,
+        y0: crop.y as f64,
+        scale: out.width as f64 / crop.width as f64,
+    }
 }
 
 fn write_jpeg(path: &Path, img: &Mat, quality: i32) -> Result<(), ReportError> {
@@ -108,8 +120,18 @@ fn event_text(e: &Event) -> Option<String> {
     })
 }
 
+/// The evidence written, and where its time went.
+pub struct EvidenceRun {
+    pub evidence: Vec<Evidence>,
+    /// Seeking and decoding video frames, seconds.
+    pub decode_s: f64,
+    /// Encoding and writing JPEG files, seconds.
+    pub jpeg_s: f64,
+}
+
 /// Writes every ruling's strip and clip under `out/evidence/`.
-pub fn write_evidence(out: &Path, input: &ReportInput, video: &Path) -> Result<Vec<Evidence>, ReportError> {
+pub fn write_evidence(out: &Path, input: &ReportInput, video: &Path) -> Result<EvidenceRun, ReportError> {
+    let mut jpeg_s = 0.0;
     let mut reader = FrameReader::open(video)?;
     let size = Size::new(reader.width_px, reader.height_px);
     let field = match &input.calibration {
@@ -166,7 +188,18 @@ pub fn write_evidence(out: &Path, input: &ReportInput, video: &Path) -> Result<V
             std::fs::remove_dir_all(&dir).map_err(|e| ReportError::write(&dir, e))?;
         }
         mkdir(&dir.join("clip"))?;
-        plans.push(Plan { ruling: r, focus, strip, clip, tile_crop, clip_crop, cards, events, dir });
+        let layer = |crop: Rect, out: Size| -> Result<Option<Layer>, ReportError> {
+            match &field {
+                Some(f) => {
+                    let v = view_of(crop, out);
+                    Ok(Some(Layer::render(out, &|img: &mut Mat| draw::draw_field(img, &v, f, &cards, focus.poem))?))
+                }
+                None => Ok(None),
+            }
+        };
+        let tile_layer = layer(tile_crop, Size::new(TILE_PX, TILE_PX))?;
+        let clip_layer = layer(clip_crop, Size::new(CLIP_W_PX, CLIP_H_PX))?;
+        plans.push(Plan { ruling: r, focus, strip, clip, tile_crop, clip_crop, cards, events, dir, tile_layer, clip_layer });
     }
 
     let mut jobs: BTreeMap<u64, Vec<Job>> = BTreeMap::new();
@@ -194,7 +227,7 @@ pub fn write_evidence(out: &Path, input: &ReportInput, video: &Path) -> Result<V
                 Job::Tile { ruling, slot } => {
                     let p = &plans[ruling];
                     let (mut img, v) = draw::zoom(&frame, p.tile_crop, Size::new(TILE_PX, TILE_PX))?;
-                    decorate(&mut img, &v, field.as_ref(), p, hs)?;
+                    decorate(&mut img, &v, p.tile_layer.as_ref(), p, hs)?;
                     let dt_ms = (t_s - p.ruling.decided_s) * 1000.0;
                     draw::label_at(&mut img, &format!("{dt_ms:+.1} ms"), core::Point::new(4, 4), 0.5, Scalar::all(255.0), false)?;
                     draw::label_at(&mut img, &format!("frame {frame_no}"), core::Point::new(4, TILE_PX - 22), 0.4, Scalar::all(220.0), false)?;
@@ -206,7 +239,7 @@ pub fn write_evidence(out: &Path, input: &ReportInput, video: &Path) -> Result<V
                 Job::Clip { ruling, slot } => {
                     let p = &plans[ruling];
                     let (mut img, v) = draw::zoom(&frame, p.clip_crop, Size::new(CLIP_W_PX, CLIP_H_PX))?;
-                    decorate(&mut img, &v, field.as_ref(), p, hs)?;
+                    decorate(&mut img, &v, p.clip_layer.as_ref(), p, hs)?;
                     let dt_ms = (t_s - p.ruling.decided_s) * 1000.0;
                     let head = format!("{dt_ms:+.1} ms from kimari-ji   frame {frame_no}   t {t_s:.3} s");
                     draw::label_at(&mut img, &head, core::Point::new(4, 4), 0.45, Scalar::all(255.0), false)?;
@@ -224,7 +257,9 @@ pub fn write_evidence(out: &Path, input: &ReportInput, video: &Path) -> Result<V
                         draw::border(&mut img, bgr("#ff1744"), 3)?;
                     }
                     let file = p.dir.join("clip").join(format!("{slot:04}.jpg"));
+                    let tj = std::time::Instant::now();
                     write_jpeg(&file, &img, JPEG_QUALITY_CLIP)?;
+                    jpeg_s += tj.elapsed().as_secs_f64();
                     clip_written[ruling].push(ClipFrame {
                         file: rel(out, &file),
                         frame: *frame_no,
@@ -270,12 +305,16 @@ pub fn write_evidence(out: &Path, input: &ReportInput, video: &Path) -> Result<V
             focus_poem: p.focus.poem,
         });
     }
-    Ok(out_ev)
+    Ok(EvidenceRun {
+        evidence: out_ev,
+        decode_s: reader.decode_s,
+        jpeg_s,
+    })
 }
 
-fn decorate(img: &mut Mat, v: &View, field: Option<&FieldPx>, p: &Plan, hands: &[HandObs]) -> Result<(), ReportError> {
-    if let Some(f) = field {
-        draw::draw_field(img, v, f, &p.cards, p.focus.poem)?;
+fn decorate(img: &mut Mat, v: &View, layer: Option<&Layer>, p: &Plan, hands: &[HandObs]) -> Result<(), ReportError> {
+    if let Some(l) = layer {
+        l.apply(img)?;
     }
     draw::draw_hands(img, v, hands, &p.cards)
 }

@@ -21,6 +21,8 @@ pub struct FrameReader {
     pub height_px: i32,
     /// Index of the frame the next `read` returns.
     next: u64,
+    /// Wall time spent seeking and decoding so far, seconds.
+    pub decode_s: f64,
 }
 
 impl FrameReader {
@@ -52,6 +54,7 @@ impl FrameReader {
             width_px,
             height_px,
             next: 0,
+            decode_s: 0.0,
         })
     }
 
@@ -65,6 +68,13 @@ impl FrameReader {
     /// The frame `index`, or `None` past the end. Indices must not go backwards by much
     /// (a backward step seeks).
     pub fn read(&mut self, index: u64) -> Result<Option<Mat>, ReportError> {
+        let t0 = std::time::Instant::now();
+        let r = self.read_inner(index);
+        self.decode_s += t0.elapsed().as_secs_f64();
+        r
+    }
+
+    fn read_inner(&mut self, index: u64) -> Result<Option<Mat>, ReportError> {
         if index >= self.next + SEEK_AHEAD_FRAMES || index < self.next {
             self.cap
                 .set(videoio::CAP_PROP_POS_FRAMES, index as f64)

@@ -128,7 +128,7 @@ td a{font-weight:600}
 .facts{display:grid;grid-template-columns:max-content 1fr;gap:2px 14px;margin:6px 0;font-size:14px}
 .facts dt{color:var(--mute)}.facts dd{margin:0}
 .needs{color:var(--review);font-weight:600}
-.strip img{display:block;max-width:none;height:150px}
+.strip img{display:block;max-width:none;height:120px}
 .clip{display:inline-block;border:2px solid #d0d7de;border-radius:6px;padding:6px;background:#111;color:#eee;outline:none}
 .clip.active{border-color:#6a1b9a}
 .clip img{display:block;width:480px;height:360px}
@@ -308,8 +308,7 @@ fn ruling_panel(s: &mut String, input: &ReportInput, r: &Ruling, ev: Option<&Evi
         esc(&r
             .take
             .as_ref()
-            .and_then(|t| t.margin_ms)
-            .map_or("—".to_string(), |m| format!("{m:.1} ms"))),
+            .map_or("—".to_string(), |t| t.margin_ms.map_or("— (no rival touch to compare)".to_string(), |m| format!("{m:.1} ms")))),
     );
     fact("Confidence", esc(&format!("{:.0} %", r.confidence * 100.0)));
     fact(
