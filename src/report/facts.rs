@@ -255,3 +255,89 @@ pub fn card_counts(layout: &Layout, rulings: &[Ruling]) -> Vec<(u32, [u32; 2])> 
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::model::{CardPlacement, FieldSize, Hand, PlayerInfo};
+
+    fn card(poem: u8, owner: Player, x_mm: f64) -> CardPlacement {
+        let g = FieldGeometry::new(FieldSize::default());
+        CardPlacement {
+            poem: Some(poem),
+            owner,
+            row: 1,
+            x_mm,
+            y_mm: g.row_center_y_mm(owner, 1),
+            angle_deg: 0.0,
+            poem_score: None,
+        }
+    }
+
+    /// A's 17 and 18 side by side, B's 30; poem 17 read; B touches 17 at 0.30 s after the
+    /// kimari-ji, A touches 18 (beside it) at 0.20 s: A reacted first (push-out start).
+    fn small_match() -> (Layout, Vec<Reading>, Vec<Event>) {
+        let layout = Layout {
+            field: FieldSize::default(),
+            players: [Player::A, Player::B]
+                .into_iter()
+                .map(|p| (p, PlayerInfo { name: String::new(), lead_hand: Some(Hand::Right) }))
+                .collect(),
+            cards: vec![card(17, Player::A, -100.0), card(18, Player::A, -40.0), card(30, Player::B, 100.0)],
+        };
+        let reading = Reading {
+            seq: 1,
+            poem: 17,
+            kami_start_s: 1.0,
+            onsets_s: Some(vec![1.0, 2.0, 2.2, 2.4, 2.6, 2.8, 3.0]),
+            kami_end_s: Some(4.0),
+            shimo_start_s: Some(6.0),
+            void: false,
+        };
+        let touch = |t_s: f64, player: Player, poem: u8| {
+            Event::new(t_s, EventKind::Touch { player, hand: Hand::Right, poem, direct: true })
+        };
+        let readings = vec![reading];
+        let decided = crate::rules::adjudicate(&layout, &readings, &[]).0[0].decided_s;
+        let events = vec![touch(decided + 0.20, Player::A, 18), touch(decided + 0.30, Player::B, 17)];
+        (layout, readings, events)
+    }
+
+    #[test]
+    fn reaction_counts_a_touch_beside_the_read_card_in_its_territory() {
+        let (layout, readings, events) = small_match();
+        let (rulings, _) = crate::rules::adjudicate(&layout, &readings, &events);
+        let rs = reactions(&layout, &readings, &events, &rulings);
+        let of = |p: Player| rs.iter().find(|r| r.player == p).map(|r| r.reaction_ms);
+        assert!((of(Player::A).unwrap() - 200.0).abs() < 1e-6);
+        assert!((of(Player::B).unwrap() - 300.0).abs() < 1e-6);
+    }
+
+    #[test]
+    fn cards_leave_the_board_when_out_and_come_back_when_placed() {
+        let (layout, _, _) = small_match();
+        let events = vec![
+            Event::new(2.0, EventKind::Out { poem: 17, by: crate::rules::By::B, hand: None }),
+            Event::new(3.0, EventKind::Send { from: Player::A, poem: 18 }),
+            Event::new(3.5, EventKind::Place { poem: 18, owner: Player::B, row: 1, x_mm: 0.0, y_mm: 60.0 }),
+        ];
+        let poems = |t: f64| cards_at(&layout, &events, t).iter().map(|c| c.poem).collect::<Vec<_>>();
+        assert_eq!(poems(1.0), vec![Some(17), Some(18), Some(30)]);
+        assert_eq!(poems(2.5), vec![Some(18), Some(30)]);
+        assert_eq!(poems(3.2), vec![Some(30)]);
+        let placed = cards_at(&layout, &events, 4.0);
+        let c = placed.iter().find(|c| c.poem == Some(18)).unwrap();
+        assert_eq!((c.owner, c.angle_deg), (Player::B, 180.0));
+    }
+
+    #[test]
+    fn takes_are_split_by_the_card_owner() {
+        let (layout, readings, events) = small_match();
+        let (rulings, _) = crate::rules::adjudicate(&layout, &readings, &events);
+        let t = takes_by_territory(&rulings);
+        // B took A's card: a take from the opponent's territory.
+        assert_eq!(rulings[0].take.as_ref().map(|t| t.player), Some(Player::B));
+        assert_eq!(t[&Player::B], (0, 1));
+        assert_eq!(t[&Player::A], (0, 0));
+    }
+}
