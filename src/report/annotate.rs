@@ -122,7 +122,9 @@ pub fn write_annotated(out: &Path, input: &ReportInput, video: &Path) -> Result<
                 ),
                 _ => format!("t {t:.3} s   before the first reading"),
             };
-            draw::label_at(&mut img, &banner, Point::new(8, 6), 0.55, Scalar::all(255.0), false)?;
+            // Sized to the frame: the banner must fit left of the kimari-ji box.
+            let banner_scale = (w as f64 / 1280.0 * 0.7).clamp(0.35, 0.9);
+            draw::label_at(&mut img, &banner, Point::new(8, 6), banner_scale, Scalar::all(255.0), false)?;
             if let (Some(f), Some(r)) = (ft.as_mut(), ruling) {
                 if t >= r.decided_s {
                     let org = Point::new(w - 130, 8);

@@ -163,7 +163,7 @@ pub fn review_text(out: &Path, seq: u32) -> Result<String, ReportError> {
         )
     })?;
     let name = |p: Player| match data.players.get(&p).map(|s| s.trim()) {
-        Some(n) if !n.is_empty() => format!("{p} ({n})"),
+        Some(n) if !n.is_empty() && n != format!("Player {p}") => format!("{p} ({n})"),
         _ => p.to_string(),
     };
     let mut s = String::new();
@@ -182,12 +182,17 @@ pub fn review_text(out: &Path, seq: u32) -> Result<String, ReportError> {
         Some(t) => {
             let _ = writeln!(
                 s,
-                "Take: {} by {:?} at {:.3} s ({:+.1} ms after the kimari-ji), margin {}",
+                "Take: {}, {} at {:.3} s ({:+.1} ms after the kimari-ji), margin {}",
                 name(t.player),
-                t.how,
+                match t.how {
+                    crate::rules::TakeHow::Direct => "direct touch (17-1)",
+                    crate::rules::TakeHow::PushOut => "push-out (17-2)",
+                    crate::rules::TakeHow::Simultaneous => "simultaneous, to the owner (18)",
+                    crate::rules::TakeHow::Awarded => "awarded",
+                },
                 t.t_s,
                 (t.t_s - r.decided_s) * 1000.0,
-                t.margin_ms.map_or("-".into(), |m| format!("{m:.1} ms"))
+                t.margin_ms.map_or("- (no rival touch to compare)".into(), |m| format!("{m:.1} ms"))
             );
         }
         None => s.push_str("Take: nobody\n"),
