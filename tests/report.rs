@@ -12,6 +12,7 @@ use std::process::Command;
 use std::sync::OnceLock;
 
 const EVIL_NAME: &str = "<script>alert(1)</script>";
+const EVIL_WHAT: &str = "<b>A's hand</b> & \"B\"";
 
 fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_karuta-referee"))
@@ -46,6 +47,35 @@ fn made() -> &'static Made {
         layout["players"]["A"]["name"] = EVIL_NAME.into();
         let evil = root.join("layout-evil.json");
         std::fs::write(&evil, serde_json::to_string(&layout).unwrap()).unwrap();
+        // The camera lost sight of something during reading 2: that ruling needs review,
+        // and its reason carries markup from the input.
+        let readings: Vec<serde_json::Value> = std::fs::read_to_string(rec.join("readings.jsonl"))
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        let from_s = readings[1]["kami_start_s"].as_f64().unwrap() + 0.5;
+        let mut events: Vec<serde_json::Value> = std::fs::read_to_string(rec.join("truth.jsonl"))
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        events.push(serde_json::json!({"t_s": from_s, "kind": "unseen", "from_s": from_s, "to_s": from_s + 0.1, "what": EVIL_WHAT}));
+        events.sort_by(|a, b| a["t_s"].as_f64().unwrap().total_cmp(&b["t_s"].as_f64().unwrap()));
+        let events_path = root.join("events.jsonl");
+        std::fs::write(&events_path, events.iter().map(|e| format!("{e}\n")).collect::<String>()).unwrap();
+        let o = bin()
+            .arg("adjudicate")
+            .arg("--layout")
+            .arg(&evil)
+            .arg("--readings")
+            .arg(rec.join("readings.jsonl"))
+            .arg("--events")
+            .arg(&events_path)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        std::fs::write(root.join("decisions.jsonl"), &o.stdout).unwrap();
         let out = root.join("out");
         let o = bin()
             .arg("report")
@@ -53,6 +83,10 @@ fn made() -> &'static Made {
             .arg(&rec)
             .arg("--layout")
             .arg(&evil)
+            .arg("--events")
+            .arg(&events_path)
+            .arg("--decisions")
+            .arg(root.join("decisions.jsonl"))
             .arg("--out")
             .arg(&out)
             .output()
@@ -62,9 +96,10 @@ fn made() -> &'static Made {
     })
 }
 
+/// The rulings the page was made from (`adjudicate` on the truth plus the unseen event).
 fn rulings(rec: &Path) -> Vec<karuta_referee::rules::Ruling> {
-    let text = std::fs::read_to_string(rec.join("truth_decisions.jsonl")).unwrap();
-    report::parse_decisions("truth_decisions.jsonl", &text).unwrap().0
+    let text = std::fs::read_to_string(rec.parent().unwrap().join("decisions.jsonl")).unwrap();
+    report::parse_decisions("decisions.jsonl", &text).unwrap().0
 }
 
 /// Headless Chromium with the network pointed at a closed port; returns (DOM, log).
@@ -115,9 +150,13 @@ fn page_in_chromium_holds_every_reason_plot_and_strip() {
             r.seq
         );
         if let Some(n) = &r.needs_review {
-            assert!(dom.contains(&as_dom_text(&n.reason)));
+            assert!(dom.contains(&as_dom_text(&n.reason)), "review reason of reading {} missing", r.seq);
         }
     }
+    // Reading 2 is flagged, listed first under "To review", with the input's markup as text.
+    assert!(rs[1].needs_review.is_some(), "the unseen interval did not flag reading 2");
+    assert!(dom.contains(r##"<a href="#ruling-2">Reading 2"##));
+    assert!(dom.contains(&as_dom_text(EVIL_WHAT)) && !dom.contains("<b>A's hand</b>"));
     for id in [
         "plot-timeline",
         "plot-card-count",
