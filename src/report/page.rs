@@ -34,6 +34,16 @@ fn player_name(input: &ReportInput, p: Player) -> String {
     }
 }
 
+/// A name cut to fit the timeline's lane labels.
+fn short(name: &str) -> String {
+    const LANE_LABEL_CHARS: usize = 14;
+    if name.chars().count() <= LANE_LABEL_CHARS {
+        name.to_string()
+    } else {
+        format!("{}…", name.chars().take(LANE_LABEL_CHARS - 1).collect::<String>())
+    }
+}
+
 fn how(h: TakeHow) -> &'static str {
     match h {
         TakeHow::Direct => "direct touch (17-1)",
@@ -499,7 +509,7 @@ pub fn render(input: &ReportInput, evidence: &[Evidence]) -> String {
     let _ = write!(
         s,
         r#"<section id="timeline"><h2>Match timeline</h2><figure id="fig-timeline">{}<figcaption>Grey bars: each reading from the start of the kami-no-ku to the shimo-no-ku (orange: needs review), labelled with the poem; purple line: the kimari-ji moment. Dots: takes; red crosses: fouls; triangles: cards sent. Click any mark to open its ruling.</figcaption></figure>"#,
-        plots::timeline("plot-timeline", &marks, end_s + 0.5, ["Readings", &names[0], &names[1]])
+        plots::timeline("plot-timeline", &marks, end_s + 0.5, ["Readings", &short(&names[0]), &short(&names[1])])
     );
     let counts = facts::card_counts(&input.layout, &input.rulings);
     let xs: Vec<u32> = counts.iter().map(|c| c.0).collect();

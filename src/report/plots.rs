@@ -76,8 +76,9 @@ fn y_axis(svg: &mut String, w: f64, h: f64, lo: f64, hi: f64, label: &str, integ
     (hi, scale)
 }
 
-fn legend(svg: &mut String, w: f64, series: &[Series]) {
-    let mut x = w - MARGIN_R - 110.0 * series.len() as f64;
+/// Legend entries left to right from the plot's left edge, each as wide as its name.
+fn legend(svg: &mut String, _w: f64, series: &[Series]) {
+    let mut x = MARGIN_L + 8.0;
     for s in series {
         let _ = write!(
             svg,
@@ -86,7 +87,7 @@ fn legend(svg: &mut String, w: f64, series: &[Series]) {
             x + 14.0,
             esc(&s.name)
         );
-        x += 110.0;
+        x += 30.0 + 7.0 * s.name.chars().count() as f64;
     }
 }
 
