@@ -115,6 +115,47 @@ enum Command {
         #[arg(long)]
         card_dakuten: bool,
     },
+    /// The review page of a recording (OUT/report.html with every ruling's evidence) from
+    /// existing rulings; by default the recording's own truth files.
+    Report {
+        /// The recording directory (video.*, layout.json, readings.jsonl, calibration.json).
+        #[arg(long)]
+        dir: PathBuf,
+        /// Where to write report.html, review.json and evidence/.
+        #[arg(long)]
+        out: PathBuf,
+        /// Rulings (default DIR/truth_decisions.jsonl).
+        #[arg(long)]
+        decisions: Option<PathBuf>,
+        /// Events (default DIR/truth.jsonl).
+        #[arg(long)]
+        events: Option<PathBuf>,
+        #[arg(long)]
+        layout: Option<PathBuf>,
+        #[arg(long)]
+        readings: Option<PathBuf>,
+        #[arg(long)]
+        calibration: Option<PathBuf>,
+        /// Hand observations (default DIR/labels/frames.jsonl when present).
+        #[arg(long)]
+        hands: Option<PathBuf>,
+        /// The video (default DIR/video.*).
+        #[arg(long)]
+        video: Option<PathBuf>,
+        /// A page without frames (no video needed).
+        #[arg(long, conflicts_with = "video")]
+        no_video: bool,
+        /// Also write OUT/annotated.mp4, the whole match annotated.
+        #[arg(long)]
+        annotate: bool,
+    },
+    /// One ruling of a report in the terminal, with the paths of its clip and strip.
+    Review {
+        /// The report's folder (the OUT of `report` or `analyze`).
+        out: PathBuf,
+        #[arg(long)]
+        seq: u32,
+    },
 }
 
 fn main() -> ExitCode {
@@ -218,6 +259,35 @@ fn main() -> ExitCode {
             &out,
             &mut stdout,
         ),
+        Command::Report {
+            dir,
+            out,
+            decisions,
+            events,
+            layout,
+            readings,
+            calibration,
+            hands,
+            video,
+            no_video,
+            annotate,
+        } => cli::report::report(
+            &cli::report::ReportArgs {
+                dir,
+                out,
+                decisions,
+                events,
+                layout,
+                readings,
+                calibration,
+                hands,
+                video,
+                no_video,
+                annotate,
+            },
+            &mut stdout,
+        ),
+        Command::Review { out, seq } => cli::review::review(&out, seq, &mut stdout),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

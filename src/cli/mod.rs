@@ -3,6 +3,8 @@
 
 pub mod field;
 pub mod layout;
+pub mod report;
+pub mod review;
 pub mod simulate;
 
 use crate::rules::{self, InputError};
