@@ -109,6 +109,8 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    // FFmpeg's process-wide settings, before any thread starts.
+    karuta_referee::capture::init_process();
     let args = match Args::try_parse() {
         Ok(a) => a,
         Err(e) => {
