@@ -7,5 +7,7 @@ pub mod capture;
 pub mod cli;
 pub mod detect;
 pub mod field;
+pub mod judge;
 pub mod rules;
 pub mod sim;
+pub mod track;
