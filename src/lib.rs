@@ -3,9 +3,12 @@
 //! Stages (see ARCHITECTURE.md): `rules` (the judge, pure), `sim` (the match simulator),
 //! `field` (calibration and the field frame), `cli` (the commands).
 
+pub mod capture;
 pub mod cli;
 pub mod detect;
 pub mod field;
 pub mod report;
+pub mod judge;
 pub mod rules;
 pub mod sim;
+pub mod track;

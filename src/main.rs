@@ -80,6 +80,55 @@ enum Command {
         #[arg(long)]
         out: Option<PathBuf>,
     },
+    /// Rulings from a recording's video and readings: OUT/layout.json, OUT/events.jsonl,
+    /// OUT/decisions.jsonl (written under .part names until complete).
+    Analyze {
+        /// The recording directory (video.*, readings.jsonl, optional frames.csv and the
+        /// lens part of calibration.json).
+        dir: PathBuf,
+        /// Where to write (default: DIR/analysis).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Continue a run that was killed, from its last ruling.
+        #[arg(long)]
+        resume: bool,
+        /// The hand model; without the file the run goes on without hands and every
+        /// ruling that rests on them is marked for review.
+        #[arg(long, default_value = "models/hands.onnx")]
+        hands_model: PathBuf,
+        /// Hands from the simulator's labels instead of a model (measures the rest of
+        /// the pipeline on simulated recordings only).
+        #[arg(long)]
+        hands_labels: bool,
+    },
+    /// Rulings printed as they are made, from a video played at its own pace or a camera.
+    Live {
+        #[arg(long, conflicts_with = "camera")]
+        video: Option<PathBuf>,
+        #[arg(long)]
+        camera: Option<i32>,
+        /// Release the video's frames at the recording's rate.
+        #[arg(long)]
+        realtime: bool,
+        /// The reader's timeline, read as lines are appended; `-` for stdin.
+        #[arg(long)]
+        readings: Option<String>,
+        /// The lens part of calibration.json.
+        #[arg(long)]
+        calibration: Option<PathBuf>,
+        #[arg(long, default_value = "models/hands.onnx")]
+        hands_model: PathBuf,
+    },
+    /// An analysis scored against a simulated recording's truth, as JSON (OUT/score.json).
+    Score {
+        #[arg(long)]
+        truth: PathBuf,
+        #[arg(long)]
+        out: PathBuf,
+        /// Print each ruling beside the truth, for people, instead of the JSON.
+        #[arg(long)]
+        table: bool,
+    },
     /// A simulated recording directory with exact truth (video, readings, layout,
     /// calibration, truth events and rulings, optional per-frame labels).
     Simulate {
@@ -159,6 +208,8 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    // FFmpeg's process-wide settings, before any thread starts.
+    karuta_referee::capture::init_process();
     let args = match Args::try_parse() {
         Ok(a) => a,
         Err(e) => {
@@ -173,6 +224,45 @@ fn main() -> ExitCode {
     let mut stdout = std::io::stdout().lock();
     let outcome = match args.command {
         Command::Kimariji { read } => cli::kimariji(&read, &mut stdout),
+        Command::Analyze {
+            dir,
+            out,
+            resume,
+            hands_model,
+            hands_labels,
+        } => {
+            let hands = if hands_labels {
+                cli::analyze::HandsChoice::Labels
+            } else {
+                cli::analyze::HandsChoice::Model(hands_model)
+            };
+            cli::analyze::analyze(&dir, out.as_deref(), resume, &hands, &mut stdout)
+        }
+        Command::Live {
+            video,
+            camera,
+            realtime,
+            readings,
+            calibration,
+            hands_model,
+        } => cli::analyze::live(
+            &cli::analyze::LiveArgs {
+                video,
+                camera,
+                realtime,
+                readings,
+                calibration,
+                hands: cli::analyze::HandsChoice::Model(hands_model),
+            },
+            &mut stdout,
+        ),
+        Command::Score { truth, out, table } => {
+            if table {
+                cli::score::table(&truth, &out, &mut stdout)
+            } else {
+                cli::score::score(&truth, &out, &mut stdout)
+            }
+        }
         Command::Adjudicate {
             layout,
             readings,

@@ -16,12 +16,8 @@ use anyhow::{Context, Result};
 use std::io::Write;
 use std::path::Path;
 
-const FFMPEG_LOGLEVEL_ENV: &str = "OPENCV_FFMPEG_LOGLEVEL";
-/// AV_LOG_QUIET.
-const FFMPEG_QUIET: &str = "-8";
-
 /// A detection error as the one line an official reads; input faults exit with 2.
-fn detect_error(e: DetectError) -> anyhow::Error {
+pub(crate) fn detect_error(e: DetectError) -> anyhow::Error {
     match e {
         DetectError::Video { path, problem } => {
             InputError::new(&path.display().to_string(), "video", problem).into()
@@ -57,7 +53,7 @@ struct LensFile {
     reprojection_error_px: Option<f64>,
 }
 
-fn load_calibration(path: &Path) -> Result<Option<Calibration>> {
+pub(crate) fn load_calibration(path: &Path) -> Result<Option<Calibration>> {
     if !path.is_file() {
         return Ok(None);
     }
@@ -97,11 +93,8 @@ fn write_pretty<T: serde::Serialize>(path: &Path, v: &T) -> Result<()> {
 
 /// Measures the layout of the recording in `dir`, writes it to `out_dir` (default `dir`).
 pub fn layout(dir: &Path, out_dir: Option<&Path>, out: &mut dyn Write) -> Result<()> {
-    // FFmpeg's own log would add lines of its own to the one-line error on a bad file;
-    // OpenCV reads this before its first FFmpeg call. The user's setting wins.
-    if std::env::var_os(FFMPEG_LOGLEVEL_ENV).is_none() {
-        std::env::set_var(FFMPEG_LOGLEVEL_ENV, FFMPEG_QUIET);
-    }
+    // FFmpeg's own log would add lines of its own to the one-line error on a bad file.
+    crate::capture::init_process();
     let video = find_video(dir).map_err(detect_error)?;
     let cal = load_calibration(&dir.join("calibration.json"))?;
     let intrinsics = cal.as_ref().map(Intrinsics::from_calibration);
