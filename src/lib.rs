@@ -6,5 +6,6 @@
 pub mod cli;
 pub mod detect;
 pub mod field;
+pub mod hands;
 pub mod rules;
 pub mod sim;

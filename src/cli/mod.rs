@@ -3,6 +3,7 @@
 
 pub mod field;
 pub mod layout;
+pub mod perceive;
 pub mod simulate;
 
 use crate::rules::{self, InputError};
