@@ -101,6 +101,9 @@ enum Command {
         /// Frames between runs while a hand is over the field.
         #[arg(long, default_value_t = 2)]
         active_stride: usize,
+        /// Engine threads (ONNX Runtime; tract runs on one).
+        #[arg(long, default_value_t = 1)]
+        threads: usize,
     },
     /// Hands and events written by `perceive` (OUT) against a simulated recording's
     /// labels and truth (DIR), as JSON.
@@ -188,11 +191,13 @@ fn main() -> ExitCode {
             backend,
             idle_stride,
             active_stride,
+            threads,
         } => {
             let opts = karuta_referee::hands::PerceiveOptions {
                 idle_stride,
                 active_stride,
                 backend,
+                threads,
             };
             cli::perceive::perceive(&dir, out.as_deref(), &model, &opts, &mut stdout).map(|_| ())
         }

@@ -42,14 +42,15 @@ def conv(i, o, stride=1, dil=1):
 class HandNet(nn.Module):
     def __init__(self):
         super().__init__()
-        self.e1 = conv(3, 16, 2)
-        self.e2 = nn.Sequential(conv(16, 32, 2), conv(32, 32))
-        self.e3 = nn.Sequential(conv(32, 64, 2), conv(64, 64, 1, 2), conv(64, 64, 1, 4))
-        self.r3 = nn.Conv2d(64, 32, 1)
-        self.d2 = conv(64, 32)
-        self.r2 = nn.Conv2d(32, 16, 1)
-        self.d1 = conv(32, 16)
-        self.head = nn.Conv2d(16, 8, 1)
+        # Few channels at the fine levels: tract's cost is dominated by them.
+        self.e1 = conv(3, 12, 2)
+        self.e2 = nn.Sequential(conv(12, 24, 2), conv(24, 24))
+        self.e3 = nn.Sequential(conv(24, 48, 2), conv(48, 48, 1, 2), conv(48, 48, 1, 4))
+        self.r3 = nn.Conv2d(48, 24, 1)
+        self.d2 = conv(48, 24)
+        self.r2 = nn.Conv2d(24, 12, 1)
+        self.d1 = conv(24, 12)
+        self.head = nn.Conv2d(12, 8, 1)
         with torch.no_grad():
             # Start from "almost nothing here": masks p = 0.12, heat maps p = 0.01.
             self.head.bias[:4] = -2.0
@@ -168,13 +169,38 @@ def to_input(img):
     return np.ascontiguousarray(x.transpose(2, 0, 1))
 
 
-def batch(images, labels, idx, rng, aug):
+CROP_H, CROP_W = 128, 192
+
+
+def crop_at(img, t, w, hands, rng):
+    """A CROP_H x CROP_W window (input px; half that in cells), most often around a
+    hand, so that a step spends its time where the hands are."""
+    pts = [np.asarray(hd["kp"]) for hd in hands]
+    pts = [p for p in pts if ((p[:, 0] >= 0) & (p[:, 0] < IN_W) & (p[:, 1] >= 0) & (p[:, 1] < IN_H)).any()]
+    if pts and rng.random() < 0.8:
+        c = pts[int(rng.integers(len(pts)))].mean(axis=0) + rng.normal(0, 24, 2)
+        x0 = int(np.clip(c[0] - CROP_W / 2, 0, IN_W - CROP_W))
+        y0 = int(np.clip(c[1] - CROP_H / 2, 0, IN_H - CROP_H))
+    else:
+        x0 = int(rng.integers(0, IN_W - CROP_W + 1))
+        y0 = int(rng.integers(0, IN_H - CROP_H + 1))
+    x0 -= x0 % STRIDE
+    y0 -= y0 % STRIDE
+    cx, cy = x0 // STRIDE, y0 // STRIDE
+    return (img[y0:y0 + CROP_H, x0:x0 + CROP_W],
+            t[:, cy:cy + CROP_H // STRIDE, cx:cx + CROP_W // STRIDE],
+            w[cy:cy + CROP_H // STRIDE, cx:cx + CROP_W // STRIDE])
+
+
+def batch(images, labels, idx, rng, aug, crop=True):
     xs, ts, ws = [], [], []
     for i in idx:
         img, hands = images[i], labels[i]
         if aug:
             img, hands = augment(img, hands, rng)
         t, w = targets(hands)
+        if crop:
+            img, t, w = crop_at(img, t, w, hands, rng)
         xs.append(to_input(img))
         ts.append(t)
         ws.append(w)

@@ -103,7 +103,8 @@ pub struct HandModel {
 
 impl HandModel {
     /// Loads and checks the model: ONNX, one input of 1 x 3 x 184 x 320.
-    pub fn load(path: &Path, backend: Backend) -> Result<HandModel, HandsError> {
+    /// `threads`: intra-op threads for ONNX Runtime (tract runs on one thread).
+    pub fn load(path: &Path, backend: Backend, threads: usize) -> Result<HandModel, HandsError> {
         let bad = |problem: String| HandsError::Model {
             path: path.to_path_buf(),
             problem,
@@ -113,7 +114,7 @@ impl HandModel {
         }
         let engine = match backend {
             Backend::Tract => Engine::Tract(load_tract(path).map_err(bad)?),
-            Backend::Ort => load_ort(path).map_err(bad)?,
+            Backend::Ort => load_ort(path, threads).map_err(bad)?,
         };
         Ok(HandModel {
             engine,
@@ -211,16 +212,16 @@ fn root_cause(e: &anyhow::Error) -> String {
 }
 
 #[cfg(not(feature = "ort"))]
-fn load_ort(_path: &Path) -> Result<Engine, String> {
+fn load_ort(_path: &Path, _threads: usize) -> Result<Engine, String> {
     Err("the ONNX Runtime backend is not built in (cargo build --features ort)".into())
 }
 
 #[cfg(feature = "ort")]
-fn load_ort(path: &Path) -> Result<Engine, String> {
+fn load_ort(path: &Path, threads: usize) -> Result<Engine, String> {
     use ort::session::{builder::GraphOptimizationLevel, Session};
     let s = Session::builder()
         .and_then(|b| b.with_optimization_level(GraphOptimizationLevel::Level3))
-        .and_then(|b| b.with_intra_threads(1))
+        .and_then(|b| b.with_intra_threads(threads.max(1)))
         .and_then(|b| b.commit_from_file(path))
         .map_err(|e| format!("ONNX Runtime cannot load it: {e}"))?;
     Ok(Engine::Ort(std::sync::Mutex::new(s)))

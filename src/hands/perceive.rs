@@ -30,6 +30,8 @@ pub struct PerceiveOptions {
     /// Frames between runs while a hand is inside.
     pub active_stride: usize,
     pub backend: Backend,
+    /// Threads for the engine (ONNX Runtime only; tract runs on one).
+    pub threads: usize,
 }
 
 impl Default for PerceiveOptions {
@@ -38,6 +40,7 @@ impl Default for PerceiveOptions {
             idle_stride: 8,
             active_stride: 2,
             backend: Backend::Tract,
+            threads: 1,
         }
     }
 }
@@ -126,7 +129,7 @@ impl Perceiver {
         layout: &Layout,
         opts: &PerceiveOptions,
     ) -> Result<Perceiver, HandsError> {
-        let model = HandModel::load(model, opts.backend)?;
+        let model = HandModel::load(model, opts.backend, opts.threads)?;
         let map = FieldMap::from_calibration(calib, layout.field.clone())?;
         let geom = map.geometry();
         let cards = layout
