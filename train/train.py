@@ -218,15 +218,22 @@ def heat_loss(logit, target):
     return (lp.sum() + ln.sum()) / pos.sum().clamp(min=1)
 
 
+MASK_POS_WEIGHT = 4.0
+
+
 def loss_fn(out, t, w):
-    mask_l = F.binary_cross_entropy_with_logits(out[:, :4], t[:, :4])
+    # Hands cover a few percent of the frame: positives are weighted up, and the Dice
+    # term is taken over the whole batch per hand map, so that maps with no hand in
+    # them cannot make "no hand anywhere" look good.
+    mask_l = F.binary_cross_entropy_with_logits(
+        out[:, :4], t[:, :4], pos_weight=torch.tensor(MASK_POS_WEIGHT))
     pm = torch.sigmoid(out[:, :4])
-    inter = (pm * t[:, :4]).sum((2, 3))
-    dice = 1 - (2 * inter + 1) / (pm.sum((2, 3)) + t[:, :4].sum((2, 3)) + 1)
+    inter = (pm * t[:, :4]).sum((0, 2, 3))
+    dice = 1 - (2 * inter + 1) / (pm.sum((0, 2, 3)) + t[:, :4].sum((0, 2, 3)) + 1)
     tip_l = heat_loss(out[:, 4], t[:, 4])
     off_l = (F.smooth_l1_loss(out[:, 5:7], t[:, 5:7], reduction="none").sum(1) * w).sum() / w.sum().clamp(min=1)
     con_l = heat_loss(out[:, 7], t[:, 7])
-    return mask_l * 4 + dice.mean() + tip_l + off_l * 2 + con_l, (mask_l.item(), dice.mean().item(), tip_l.item(), off_l.item(), con_l.item())
+    return mask_l * 2 + dice.mean() * 2 + tip_l + off_l * 2 + con_l, (mask_l.item(), dice.mean().item(), tip_l.item(), off_l.item(), con_l.item())
 
 
 def main():
@@ -235,7 +242,8 @@ def main():
     ap.add_argument("--out", default="models/hands.onnx")
     ap.add_argument("--minutes", type=float, default=40)
     ap.add_argument("--batch", type=int, default=16)
-    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--init", help="start from these weights (a .pt state dict)")
     a = ap.parse_args()
     torch.manual_seed(SEED)
     random.seed(SEED)
@@ -247,6 +255,8 @@ def main():
     n = len(labels)
     print(f"{n} frames", file=sys.stderr)
     net = HandNet()
+    if a.init:
+        net.load_state_dict(torch.load(a.init))
     opt = torch.optim.AdamW(net.parameters(), lr=2e-3, weight_decay=1e-4)
     t0 = time.time()
     budget = a.minutes * 60

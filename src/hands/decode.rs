@@ -29,9 +29,6 @@ pub const MIN_HAND_CELLS: i32 = 12;
 pub const TIP_MIN_P: f32 = 0.3;
 /// At most this many fingertips a hand.
 pub const MAX_TIPS: usize = 5;
-/// A fingertip belongs to the hand whose mask logit is highest at it, if above this (tips
-/// lie on the outline, where the logit is near 0).
-const TIP_MASK_MIN_LOGIT: f32 = -3.0;
 /// Fine raster for outlines: cells are split this many times each way.
 const OUTLINE_UPSAMPLE: i32 = 8;
 
@@ -112,19 +109,10 @@ fn peaks(m: &Maps, c: usize, min_p: f32) -> Vec<(usize, usize, f32)> {
     out
 }
 
-/// The slot whose mask is strongest at a cell, if any is strong enough.
-fn owner_slot(m: &Maps, x: usize, y: usize, present: &[bool; 4]) -> Option<usize> {
-    (0..4)
-        .filter(|&s| present[s])
-        .map(|s| (s, m.at(s, x, y)))
-        .filter(|&(_, v)| v > TIP_MASK_MIN_LOGIT)
-        .max_by(|a, b| a.1.total_cmp(&b.1))
-        .map(|(s, _)| s)
-}
-
-/// The largest connected region of a slot's mask: its bounding box (cells), cell count
-/// and mean probability.
-fn largest_region(m: &Maps, s: usize) -> Result<Option<(Rect, i32, f64, Mat)>, HandsError> {
+/// The hands as regions of the union of the four hand maps (a cell belongs to a hand
+/// when any map says so): each region's cell labels (1-based in `labels`), bounding box
+/// and cell count, largest first.
+fn hand_regions(union: &[f32]) -> Result<(Mat, Vec<(i32, Rect, i32)>), HandsError> {
     let mut bin = Mat::new_rows_cols_with_default(
         OUT_H_CELLS as i32,
         OUT_W_CELLS as i32,
@@ -133,7 +121,7 @@ fn largest_region(m: &Maps, s: usize) -> Result<Option<(Rect, i32, f64, Mat)>, H
     )?;
     {
         let b = bin.data_bytes_mut()?;
-        for (i, v) in m.map(s).iter().enumerate() {
+        for (i, v) in union.iter().enumerate() {
             if *v > 0.0 {
                 b[i] = 255;
             }
@@ -148,39 +136,28 @@ fn largest_region(m: &Maps, s: usize) -> Result<Option<(Rect, i32, f64, Mat)>, H
         8,
         core::CV_32S,
     )?;
-    let mut best: Option<(i32, i32)> = None;
+    let mut out = Vec::new();
     for l in 1..n {
         let area = *stats.at_2d::<i32>(l, imgproc::CC_STAT_AREA)?;
-        if best.is_none_or(|(_, a)| area > a) {
-            best = Some((l, area));
+        if area < MIN_HAND_CELLS {
+            continue;
         }
+        let r = Rect::new(
+            *stats.at_2d::<i32>(l, imgproc::CC_STAT_LEFT)?,
+            *stats.at_2d::<i32>(l, imgproc::CC_STAT_TOP)?,
+            *stats.at_2d::<i32>(l, imgproc::CC_STAT_WIDTH)?,
+            *stats.at_2d::<i32>(l, imgproc::CC_STAT_HEIGHT)?,
+        );
+        out.push((l, r, area));
     }
-    let Some((l, area)) = best else {
-        return Ok(None);
-    };
-    if area < MIN_HAND_CELLS {
-        return Ok(None);
-    }
-    let r = Rect::new(
-        *stats.at_2d::<i32>(l, imgproc::CC_STAT_LEFT)?,
-        *stats.at_2d::<i32>(l, imgproc::CC_STAT_TOP)?,
-        *stats.at_2d::<i32>(l, imgproc::CC_STAT_WIDTH)?,
-        *stats.at_2d::<i32>(l, imgproc::CC_STAT_HEIGHT)?,
-    );
-    let lab = labels.data_typed::<i32>()?;
-    let map = m.map(s);
-    let mut sum = 0.0;
-    for (i, &li) in lab.iter().enumerate() {
-        if li == l {
-            sum += sigmoid(map[i]) as f64;
-        }
-    }
-    Ok(Some((r, area, sum / area as f64, labels)))
+    out.sort_by_key(|(_, _, a)| -a);
+    Ok((labels, out))
 }
 
-/// The convex outline of a slot's region at sub-cell precision: the logits around the
-/// region resampled eight times finer, thresholded at 0.5, hull of the largest contour.
-fn outline_cells(m: &Maps, s: usize, r: Rect) -> Result<Vec<[f64; 2]>, HandsError> {
+/// The convex outline of one region at sub-cell precision: the union logits around it
+/// (other regions pushed down) resampled eight times finer, thresholded at 0.5, hull of
+/// the largest contour. Cell coordinates.
+fn outline_cells(union: &[f32], labels: &[i32], label: i32, r: Rect) -> Result<Vec<[f64; 2]>, HandsError> {
     let pad = 2;
     let x0 = (r.x - pad).max(0);
     let y0 = (r.y - pad).max(0);
@@ -192,7 +169,9 @@ fn outline_cells(m: &Maps, s: usize, r: Rect) -> Result<Vec<[f64; 2]>, HandsErro
         let c = crop.data_typed_mut::<f32>()?;
         for y in 0..h {
             for x in 0..w {
-                c[(y * w + x) as usize] = m.at(s, (x0 + x) as usize, (y0 + y) as usize);
+                let i = ((y0 + y) as usize) * OUT_W_CELLS + (x0 + x) as usize;
+                let other = labels[i] != 0 && labels[i] != label;
+                c[(y * w + x) as usize] = if other { -10.0 } else { union[i] };
             }
         }
     }
@@ -241,48 +220,103 @@ fn outline_cells(m: &Maps, s: usize, r: Rect) -> Result<Vec<[f64; 2]>, HandsErro
         .collect())
 }
 
-/// The hands the network sees in one frame (player, hand, outline, fingertips, contact
-/// point); `inside`, `contact` and `lead` are left for the field to fill.
-pub fn decode(m: &Maps) -> Result<Vec<HandObs>, HandsError> {
-    let mut present = [false; 4];
-    let mut regions: [Option<(Rect, f64, Mat)>; 4] = [None, None, None, None];
-    for s in 0..4 {
-        if let Some((r, _area, conf, labels)) = largest_region(m, s)? {
-            present[s] = true;
-            regions[s] = Some((r, conf, labels));
+/// The region a cell belongs to, or the region of a neighbour within two cells (tips
+/// and contact points lie on a hand's outline).
+fn region_at(labels: &[i32], x: usize, y: usize) -> i32 {
+    let mut best = (i32::MAX, 0);
+    for dy in -2i32..=2 {
+        for dx in -2i32..=2 {
+            let (nx, ny) = (x as i32 + dx, y as i32 + dy);
+            if nx < 0 || ny < 0 || nx >= OUT_W_CELLS as i32 || ny >= OUT_H_CELLS as i32 {
+                continue;
+            }
+            let l = labels[ny as usize * OUT_W_CELLS + nx as usize];
+            let d = dx * dx + dy * dy;
+            if l != 0 && d < best.0 {
+                best = (d, l);
+            }
         }
     }
-    let mut tips: [Vec<(f32, [f64; 2])>; 4] = Default::default();
+    best.1
+}
+
+/// The hands the network sees in one frame (player, hand, outline, fingertips, contact
+/// point); `inside`, `contact` and `lead` are left for the field to fill. A hand is a
+/// region of the union of the four hand maps; its player and hand are the map with the
+/// highest mean logit over it, each map given to one region at most.
+pub fn decode(m: &Maps) -> Result<Vec<HandObs>, HandsError> {
+    let n = OUT_H_CELLS * OUT_W_CELLS;
+    let mut union = vec![f32::NEG_INFINITY; n];
+    for s in 0..4 {
+        for (u, v) in union.iter_mut().zip(m.map(s)) {
+            *u = u.max(*v);
+        }
+    }
+    let (labels_mat, regions) = hand_regions(&union)?;
+    let labels = labels_mat.data_typed::<i32>()?;
+    // Mean logit of each map over each region.
+    let mut means = vec![[0f64; 4]; regions.len()];
+    let mut conf = vec![0f64; regions.len()];
+    for (ri, (l, _, area)) in regions.iter().enumerate() {
+        for (i, li) in labels.iter().enumerate() {
+            if li == l {
+                for s in 0..4 {
+                    means[ri][s] += m.map(s)[i] as f64;
+                }
+                conf[ri] += sigmoid(union[i]) as f64;
+            }
+        }
+        for s in 0..4 {
+            means[ri][s] /= *area as f64;
+        }
+        conf[ri] /= *area as f64;
+    }
+    // Maps to regions, strongest pairs first.
+    let mut pairs: Vec<(f64, usize, usize)> = (0..regions.len())
+        .flat_map(|r| (0..4).map(move |s| (r, s)))
+        .map(|(r, s)| (means[r][s], r, s))
+        .collect();
+    pairs.sort_by(|a, b| b.0.total_cmp(&a.0));
+    let mut slot_of = vec![None; regions.len()];
+    let mut taken = [false; 4];
+    for (_, r, s) in pairs {
+        if slot_of[r].is_none() && !taken[s] {
+            slot_of[r] = Some(s);
+            taken[s] = true;
+        }
+    }
+    let label_index = |l: i32| regions.iter().position(|(rl, _, _)| *rl == l);
+    let mut tips: Vec<Vec<(f32, [f64; 2])>> = vec![Vec::new(); regions.len()];
     for (x, y, p) in peaks(m, TIP_MAP, TIP_MIN_P) {
-        if let Some(s) = owner_slot(m, x, y, &present) {
+        if let Some(ri) = label_index(region_at(labels, x, y)) {
             let cx = x as f64 + 0.5 + m.at(OFFSET_X_MAP, x, y) as f64;
             let cy = y as f64 + 0.5 + m.at(OFFSET_Y_MAP, x, y) as f64;
-            tips[s].push((p, m.cell_to_px(cx, cy)));
+            tips[ri].push((p, m.cell_to_px(cx, cy)));
         }
     }
-    let mut contact: [(f64, Option<[f64; 2]>); 4] = [(0.0, None); 4];
+    let mut contact: Vec<(f64, Option<[f64; 2]>)> = vec![(0.0, None); regions.len()];
     for (x, y, p) in peaks(m, CONTACT_MAP, 0.05) {
-        if let Some(s) = owner_slot(m, x, y, &present) {
-            if (p as f64) > contact[s].0 {
-                contact[s] = (p as f64, Some(m.cell_to_px(x as f64 + 0.5, y as f64 + 0.5)));
+        if let Some(ri) = label_index(region_at(labels, x, y)) {
+            if (p as f64) > contact[ri].0 {
+                contact[ri] = (p as f64, Some(m.cell_to_px(x as f64 + 0.5, y as f64 + 0.5)));
             }
         }
     }
     let mut out = Vec::new();
-    for s in 0..4 {
-        let Some((r, conf, _)) = &regions[s] else {
-            continue;
+    for (ri, (l, r, _)) in regions.iter().enumerate() {
+        let Some(s) = slot_of[ri] else {
+            continue; // a fifth hand: the four maps are taken
         };
-        let outline: Vec<[f64; 2]> = outline_cells(m, s, *r)?
+        let outline: Vec<[f64; 2]> = outline_cells(&union, labels, *l, *r)?
             .into_iter()
             .map(|[x, y]| m.cell_to_px(x, y))
             .collect();
-        let mut t = std::mem::take(&mut tips[s]);
+        let mut t = std::mem::take(&mut tips[ri]);
         t.sort_by(|a, b| b.0.total_cmp(&a.0));
         t.truncate(MAX_TIPS);
         let fingertips: Vec<[f64; 2]> = t.into_iter().map(|(_, p)| p).collect();
         // The contact point is the fingertip nearest the contact peak, when one is close.
-        let (cp, cpt) = contact[s];
+        let (cp, cpt) = contact[ri];
         let contact_px = cpt.map(|c| {
             fingertips
                 .iter()
@@ -303,7 +337,7 @@ pub fn decode(m: &Maps) -> Result<Vec<HandObs>, HandsError> {
             contact_p: cp,
             contact_px,
             contact: None,
-            conf: *conf,
+            conf: conf[ri],
         });
     }
     Ok(out)

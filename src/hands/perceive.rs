@@ -12,7 +12,7 @@ use super::model::{shrink, Backend, HandModel, SmallFrame};
 use super::HandsError;
 use crate::field::{Calibration, FieldMap};
 use crate::rules::geometry::{rotated_rect, FieldGeometry, Pt};
-use crate::rules::model::{Event, EventKind, Layout};
+use crate::rules::model::{Event, EventKind, Layout, Player};
 use std::collections::VecDeque;
 use std::path::Path;
 
@@ -252,8 +252,16 @@ impl Perceiver {
         Ok(Sample { frame, t_s, hands })
     }
 
-    /// Inside, reach, lead and the card pressed, from the field.
+    /// Inside, reach, lead and the card pressed, from the field; the player from where
+    /// the hand points when that is clear.
     fn place(&self, h: &mut HandObs) -> Result<(), HandsError> {
+        if h.outline_px.len() >= 3 && !h.fingertips_px.is_empty() {
+            let poly = self.map.to_field(&h.outline_px)?;
+            let tips = self.map.to_field(&h.fingertips_px)?;
+            if let Some(p) = pointing_player(&poly, &tips) {
+                h.player = p;
+            }
+        }
         h.lead = self.layout.lead_hand(h.player).map(|l| l == h.hand);
         if h.outline_px.len() >= 3 {
             let poly = self.map.to_field(&h.outline_px)?;
@@ -386,6 +394,30 @@ fn frame_of(s: &Sample) -> HandFrame {
         hands: s.hands.clone(),
     }
 }
+
+/// A hand reaches away from its owner's shoulder: from the wrist (the outline's point
+/// farthest from the fingertips) towards the fingertips, +y for A (who sits at negative
+/// y), -y for B. `None` when the hand lies too much across the field to tell.
+pub fn pointing_player(outline_mm: &[Pt], tips_mm: &[Pt]) -> Option<Player> {
+    let n = tips_mm.len() as f64;
+    let cx = tips_mm.iter().map(|p| p.x_mm).sum::<f64>() / n;
+    let cy = tips_mm.iter().map(|p| p.y_mm).sum::<f64>() / n;
+    let wrist = outline_mm.iter().max_by(|a, b| {
+        let da = (a.x_mm - cx).powi(2) + (a.y_mm - cy).powi(2);
+        let db = (b.x_mm - cx).powi(2) + (b.y_mm - cy).powi(2);
+        da.total_cmp(&db)
+    })?;
+    let (dx, dy) = (cx - wrist.x_mm, cy - wrist.y_mm);
+    let len = (dx * dx + dy * dy).sqrt();
+    if len < POINTING_MIN_MM || dy.abs() < POINTING_MIN_COS * len {
+        return None;
+    }
+    Some(if dy > 0.0 { Player::A } else { Player::B })
+}
+
+/// The wrist-to-fingertips span and its share along y needed to tell the owner.
+const POINTING_MIN_MM: f64 = 60.0;
+const POINTING_MIN_COS: f64 = 0.6;
 
 /// When a quantity crossed zero between two times (linear), kept strictly after the
 /// first and at most the second; the midpoint when the values do not bracket zero.
