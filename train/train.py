@@ -241,6 +241,9 @@ def main():
     ap.add_argument("--data", default="data/hands")
     ap.add_argument("--out", default="models/hands.onnx")
     ap.add_argument("--minutes", type=float, default=40)
+    ap.add_argument("--steps", type=int, help="train this many steps (the schedule follows steps, "
+                    "so a run is repeatable); without it, --minutes of wall time")
+    ap.add_argument("--lr", type=float, default=2e-3)
     ap.add_argument("--batch", type=int, default=16)
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--init", help="start from these weights (a .pt state dict)")
@@ -257,16 +260,16 @@ def main():
     net = HandNet()
     if a.init:
         net.load_state_dict(torch.load(a.init))
-    opt = torch.optim.AdamW(net.parameters(), lr=2e-3, weight_decay=1e-4)
+    opt = torch.optim.AdamW(net.parameters(), lr=a.lr, weight_decay=1e-4)
     t0 = time.time()
     budget = a.minutes * 60
     step = 0
     order = rng.permutation(n)
     pos = 0
-    while time.time() - t0 < budget:
-        frac = (time.time() - t0) / budget
+    while (step < a.steps) if a.steps else (time.time() - t0 < budget):
+        frac = step / a.steps if a.steps else (time.time() - t0) / budget
         for g in opt.param_groups:
-            g["lr"] = 2e-3 * (0.5 * (1 + math.cos(math.pi * frac))) + 5e-5
+            g["lr"] = a.lr * (0.5 * (1 + math.cos(math.pi * frac))) + 5e-5
         if pos + a.batch > n:
             order = rng.permutation(n)
             pos = 0

@@ -340,7 +340,11 @@ impl Perceiver {
                 None => st.seen.unwrap_or((a.frame, a.t_s, f64::NAN, f64::NAN)),
             };
             let frames = Some([fa as u64, b.frame as u64]);
+            // The uncertainty spans the whole time the hand was not seen, but the time
+            // itself is placed after the previous run: events already written are
+            // earlier, so the file stays in time order.
             let dt = b.t_s - ta;
+            let ta = ta.max(a.t_s);
             if o.inside != st.inside {
                 let t = crossing(ta, b.t_s, ra, o.reach_mm);
                 let what = if o.inside {
