@@ -9,6 +9,7 @@ pub mod detect;
 pub mod field;
 pub mod report;
 pub mod judge;
+pub mod hands;
 pub mod rules;
 pub mod sim;
 pub mod track;

@@ -129,6 +129,39 @@ enum Command {
         #[arg(long)]
         table: bool,
     },
+    /// The hands of a recording seen by the hand model, frame by frame (OUT/hands.jsonl),
+    /// and the touch, enter and leave events they make (OUT/events.jsonl).
+    Perceive {
+        /// The recording directory (video.*, calibration.json, layout.json; the layout is
+        /// measured from the video when the directory has none).
+        dir: PathBuf,
+        /// Where to write events.jsonl and hands.jsonl (default: DIR).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// The hand model (ONNX).
+        #[arg(long, default_value = karuta_referee::hands::DEFAULT_MODEL)]
+        model: PathBuf,
+        /// The engine that runs it.
+        #[arg(long, value_enum, default_value_t)]
+        backend: karuta_referee::hands::Backend,
+        /// Frames between runs of the network while no hand is over the field.
+        #[arg(long, default_value_t = 8)]
+        idle_stride: usize,
+        /// Frames between runs while a hand is over the field.
+        #[arg(long, default_value_t = 2)]
+        active_stride: usize,
+        /// Engine threads (ONNX Runtime; tract runs on one).
+        #[arg(long, default_value_t = 1)]
+        threads: usize,
+    },
+    /// Hands and events written by `perceive` (OUT) against a simulated recording's
+    /// labels and truth (DIR), as JSON.
+    ScoreHands {
+        #[arg(long)]
+        truth: PathBuf,
+        #[arg(long)]
+        out: PathBuf,
+    },
     /// A simulated recording directory with exact truth (video, readings, layout,
     /// calibration, truth events and rulings, optional per-frame labels).
     Simulate {
@@ -291,6 +324,24 @@ fn main() -> ExitCode {
             .into()),
         },
         Command::Layout { dir, out } => cli::layout::layout(&dir, out.as_deref(), &mut stdout),
+        Command::Perceive {
+            dir,
+            out,
+            model,
+            backend,
+            idle_stride,
+            active_stride,
+            threads,
+        } => {
+            let opts = karuta_referee::hands::PerceiveOptions {
+                idle_stride,
+                active_stride,
+                backend,
+                threads,
+            };
+            cli::perceive::perceive(&dir, out.as_deref(), &model, &opts, &mut stdout).map(|_| ())
+        }
+        Command::ScoreHands { truth, out } => cli::perceive::score_hands(&truth, &out, &mut stdout),
         Command::Register {
             calibration,
             markers,

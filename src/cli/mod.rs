@@ -7,6 +7,7 @@ pub mod layout;
 pub mod report;
 pub mod review;
 pub mod score;
+pub mod perceive;
 pub mod simulate;
 
 use crate::rules::{self, InputError};

@@ -1,0 +1,348 @@
+//! The network's output maps -> the hands in one frame: which player and which hand (the
+//! map it is found in), its outline, its fingertips and where it presses at table height.
+//! Knows nothing of the field: `perceive` adds what the field says (inside, which card).
+
+use super::model::{Maps, OUT_H_CELLS, OUT_W_CELLS};
+use super::HandsError;
+use crate::rules::model::{Hand, Player};
+use opencv::core::{self, Mat, Point, Rect, Size, Vector};
+use opencv::imgproc;
+use opencv::prelude::*;
+use serde::Serialize;
+
+/// The four hand maps, in the order of the network's channels 0-3.
+pub const SLOTS: [(Player, Hand); 4] = [
+    (Player::A, Hand::Left),
+    (Player::A, Hand::Right),
+    (Player::B, Hand::Left),
+    (Player::B, Hand::Right),
+];
+const TIP_MAP: usize = 4;
+const OFFSET_X_MAP: usize = 5;
+const OFFSET_Y_MAP: usize = 6;
+const CONTACT_MAP: usize = 7;
+
+/// A hand is reported when its mask covers at least this many cells (an 8 px cell in a
+/// 1280 px frame; a whole hand is about 200).
+pub const MIN_HAND_CELLS: i32 = 12;
+/// A fingertip peak needs at least this probability.
+pub const TIP_MIN_P: f32 = 0.3;
+/// At most this many fingertips a hand.
+pub const MAX_TIPS: usize = 5;
+/// Fine raster for outlines: cells are split this many times each way.
+const OUTLINE_UPSAMPLE: i32 = 8;
+
+/// One visible hand in one frame.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct HandObs {
+    pub player: Player,
+    pub hand: Hand,
+    /// The player's lead hand (13-2), from the layout; `None` when not yet known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lead: Option<bool>,
+    /// Fingertips in frame pixels (as decoded, lens distortion included).
+    pub fingertips_px: Vec<[f64; 2]>,
+    /// Convex outline, wrist to fingertips, in frame pixels.
+    pub outline_px: Vec<[f64; 2]>,
+    /// The outline projected onto the tatami overlaps the playing area (contract 2).
+    pub inside: bool,
+    /// How far the outline reaches into the playing area, mm (negative: short of it).
+    pub reach_mm: f64,
+    /// Probability that a fingertip presses at table height, and where.
+    pub contact_p: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub contact_px: Option<[f64; 2]>,
+    /// The card pressed, when the contact point is on one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub contact: Option<u8>,
+    /// Mean mask probability over the hand.
+    pub conf: f64,
+}
+
+/// The hands of one frame.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct HandFrame {
+    pub frame: usize,
+    pub t_s: f64,
+    pub hands: Vec<HandObs>,
+}
+
+fn sigmoid(v: f32) -> f32 {
+    1.0 / (1.0 + (-v).exp())
+}
+
+/// Cell-space peaks of a map above `min_p`: local maxima over the 3 x 3 neighbourhood.
+fn peaks(m: &Maps, c: usize, min_p: f32) -> Vec<(usize, usize, f32)> {
+    let min_logit = (min_p / (1.0 - min_p)).ln();
+    let mut out = Vec::new();
+    for y in 0..OUT_H_CELLS {
+        for x in 0..OUT_W_CELLS {
+            let v = m.at(c, x, y);
+            if v < min_logit {
+                continue;
+            }
+            let mut best = true;
+            'n: for dy in -1i32..=1 {
+                for dx in -1i32..=1 {
+                    let (nx, ny) = (x as i32 + dx, y as i32 + dy);
+                    if (dx, dy) == (0, 0)
+                        || nx < 0
+                        || ny < 0
+                        || nx >= OUT_W_CELLS as i32
+                        || ny >= OUT_H_CELLS as i32
+                    {
+                        continue;
+                    }
+                    let w = m.at(c, nx as usize, ny as usize);
+                    // ties go to the first in scan order
+                    if w > v || (w == v && (ny, nx) < (y as i32, x as i32)) {
+                        best = false;
+                        break 'n;
+                    }
+                }
+            }
+            if best {
+                out.push((x, y, sigmoid(v)));
+            }
+        }
+    }
+    out
+}
+
+/// The hands as regions of the union of the four hand maps (a cell belongs to a hand
+/// when any map says so): each region's cell labels (1-based in `labels`), bounding box
+/// and cell count, largest first.
+fn hand_regions(union: &[f32]) -> Result<(Mat, Vec<(i32, Rect, i32)>), HandsError> {
+    let mut bin = Mat::new_rows_cols_with_default(
+        OUT_H_CELLS as i32,
+        OUT_W_CELLS as i32,
+        core::CV_8U,
+        core::Scalar::all(0.0),
+    )?;
+    {
+        let b = bin.data_bytes_mut()?;
+        for (i, v) in union.iter().enumerate() {
+            if *v > 0.0 {
+                b[i] = 255;
+            }
+        }
+    }
+    let (mut labels, mut stats, mut cents) = (Mat::default(), Mat::default(), Mat::default());
+    let n = imgproc::connected_components_with_stats(
+        &bin,
+        &mut labels,
+        &mut stats,
+        &mut cents,
+        8,
+        core::CV_32S,
+    )?;
+    let mut out = Vec::new();
+    for l in 1..n {
+        let area = *stats.at_2d::<i32>(l, imgproc::CC_STAT_AREA)?;
+        if area < MIN_HAND_CELLS {
+            continue;
+        }
+        let r = Rect::new(
+            *stats.at_2d::<i32>(l, imgproc::CC_STAT_LEFT)?,
+            *stats.at_2d::<i32>(l, imgproc::CC_STAT_TOP)?,
+            *stats.at_2d::<i32>(l, imgproc::CC_STAT_WIDTH)?,
+            *stats.at_2d::<i32>(l, imgproc::CC_STAT_HEIGHT)?,
+        );
+        out.push((l, r, area));
+    }
+    out.sort_by_key(|(_, _, a)| -a);
+    Ok((labels, out))
+}
+
+/// The convex outline of one region at sub-cell precision: the union logits around it
+/// (other regions pushed down) resampled eight times finer, thresholded at 0.5, hull of
+/// the largest contour. Cell coordinates.
+fn outline_cells(union: &[f32], labels: &[i32], label: i32, r: Rect) -> Result<Vec<[f64; 2]>, HandsError> {
+    let pad = 2;
+    let x0 = (r.x - pad).max(0);
+    let y0 = (r.y - pad).max(0);
+    let x1 = (r.x + r.width + pad).min(OUT_W_CELLS as i32);
+    let y1 = (r.y + r.height + pad).min(OUT_H_CELLS as i32);
+    let (w, h) = (x1 - x0, y1 - y0);
+    let mut crop = Mat::new_rows_cols_with_default(h, w, core::CV_32F, core::Scalar::all(0.0))?;
+    {
+        let c = crop.data_typed_mut::<f32>()?;
+        for y in 0..h {
+            for x in 0..w {
+                let i = ((y0 + y) as usize) * OUT_W_CELLS + (x0 + x) as usize;
+                let other = labels[i] != 0 && labels[i] != label;
+                c[(y * w + x) as usize] = if other { -10.0 } else { union[i] };
+            }
+        }
+    }
+    let mut fine = Mat::default();
+    imgproc::resize(
+        &crop,
+        &mut fine,
+        Size::new(w * OUTLINE_UPSAMPLE, h * OUTLINE_UPSAMPLE),
+        0.0,
+        0.0,
+        imgproc::INTER_LINEAR,
+    )?;
+    let mut bin = Mat::default();
+    imgproc::threshold(&fine, &mut bin, 0.0, 255.0, imgproc::THRESH_BINARY)?;
+    let mut bin8 = Mat::default();
+    bin.convert_to(&mut bin8, core::CV_8U, 1.0, 0.0)?;
+    let mut contours: Vector<Vector<Point>> = Vector::new();
+    imgproc::find_contours(
+        &bin8,
+        &mut contours,
+        imgproc::RETR_EXTERNAL,
+        imgproc::CHAIN_APPROX_SIMPLE,
+        Point::new(0, 0),
+    )?;
+    let mut best: Option<(f64, Vector<Point>)> = None;
+    for c in contours.iter() {
+        let a = imgproc::contour_area(&c, false)?;
+        if best.as_ref().is_none_or(|(ba, _)| a > *ba) {
+            best = Some((a, c));
+        }
+    }
+    let Some((_, c)) = best else {
+        return Ok(Vec::new());
+    };
+    let mut hull: Vector<Point> = Vector::new();
+    imgproc::convex_hull(&c, &mut hull, false, true)?;
+    let k = OUTLINE_UPSAMPLE as f64;
+    Ok(hull
+        .iter()
+        .map(|p| {
+            [
+                x0 as f64 + (p.x as f64 + 0.5) / k,
+                y0 as f64 + (p.y as f64 + 0.5) / k,
+            ]
+        })
+        .collect())
+}
+
+/// The region a cell belongs to, or the region of a neighbour within two cells (tips
+/// and contact points lie on a hand's outline).
+fn region_at(labels: &[i32], x: usize, y: usize) -> i32 {
+    let mut best = (i32::MAX, 0);
+    for dy in -2i32..=2 {
+        for dx in -2i32..=2 {
+            let (nx, ny) = (x as i32 + dx, y as i32 + dy);
+            if nx < 0 || ny < 0 || nx >= OUT_W_CELLS as i32 || ny >= OUT_H_CELLS as i32 {
+                continue;
+            }
+            let l = labels[ny as usize * OUT_W_CELLS + nx as usize];
+            let d = dx * dx + dy * dy;
+            if l != 0 && d < best.0 {
+                best = (d, l);
+            }
+        }
+    }
+    best.1
+}
+
+/// The hands the network sees in one frame (player, hand, outline, fingertips, contact
+/// point); `inside`, `contact` and `lead` are left for the field to fill. A hand is a
+/// region of the union of the four hand maps; its player and hand are the map with the
+/// highest mean logit over it, each map given to one region at most.
+pub fn decode(m: &Maps) -> Result<Vec<HandObs>, HandsError> {
+    let n = OUT_H_CELLS * OUT_W_CELLS;
+    let mut union = vec![f32::NEG_INFINITY; n];
+    for s in 0..4 {
+        for (u, v) in union.iter_mut().zip(m.map(s)) {
+            *u = u.max(*v);
+        }
+    }
+    let (labels_mat, regions) = hand_regions(&union)?;
+    let labels = labels_mat.data_typed::<i32>()?;
+    // Mean logit of each map over each region.
+    let mut means = vec![[0f64; 4]; regions.len()];
+    let mut conf = vec![0f64; regions.len()];
+    for (ri, (l, _, area)) in regions.iter().enumerate() {
+        for (i, li) in labels.iter().enumerate() {
+            if li == l {
+                for s in 0..4 {
+                    means[ri][s] += m.map(s)[i] as f64;
+                }
+                conf[ri] += sigmoid(union[i]) as f64;
+            }
+        }
+        for s in 0..4 {
+            means[ri][s] /= *area as f64;
+        }
+        conf[ri] /= *area as f64;
+    }
+    // Maps to regions, strongest pairs first.
+    let mut pairs: Vec<(f64, usize, usize)> = (0..regions.len())
+        .flat_map(|r| (0..4).map(move |s| (r, s)))
+        .map(|(r, s)| (means[r][s], r, s))
+        .collect();
+    pairs.sort_by(|a, b| b.0.total_cmp(&a.0));
+    let mut slot_of = vec![None; regions.len()];
+    let mut taken = [false; 4];
+    for (_, r, s) in pairs {
+        if slot_of[r].is_none() && !taken[s] {
+            slot_of[r] = Some(s);
+            taken[s] = true;
+        }
+    }
+    let label_index = |l: i32| regions.iter().position(|(rl, _, _)| *rl == l);
+    let mut tips: Vec<Vec<(f32, [f64; 2])>> = vec![Vec::new(); regions.len()];
+    for (x, y, p) in peaks(m, TIP_MAP, TIP_MIN_P) {
+        if let Some(ri) = label_index(region_at(labels, x, y)) {
+            let cx = x as f64 + 0.5 + m.at(OFFSET_X_MAP, x, y) as f64;
+            let cy = y as f64 + 0.5 + m.at(OFFSET_Y_MAP, x, y) as f64;
+            tips[ri].push((p, m.cell_to_px(cx, cy)));
+        }
+    }
+    let mut contact: Vec<(f64, Option<[f64; 2]>)> = vec![(0.0, None); regions.len()];
+    for (x, y, p) in peaks(m, CONTACT_MAP, 0.05) {
+        if let Some(ri) = label_index(region_at(labels, x, y)) {
+            if (p as f64) > contact[ri].0 {
+                contact[ri] = (p as f64, Some(m.cell_to_px(x as f64 + 0.5, y as f64 + 0.5)));
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for (ri, (l, r, _)) in regions.iter().enumerate() {
+        let Some(s) = slot_of[ri] else {
+            continue; // a fifth hand: the four maps are taken
+        };
+        let outline: Vec<[f64; 2]> = outline_cells(&union, labels, *l, *r)?
+            .into_iter()
+            .map(|[x, y]| m.cell_to_px(x, y))
+            .collect();
+        let mut t = std::mem::take(&mut tips[ri]);
+        t.sort_by(|a, b| b.0.total_cmp(&a.0));
+        t.truncate(MAX_TIPS);
+        let fingertips: Vec<[f64; 2]> = t.into_iter().map(|(_, p)| p).collect();
+        // The contact point is the fingertip nearest the contact peak, when one is close.
+        let (cp, cpt) = contact[ri];
+        let contact_px = cpt.map(|c| {
+            fingertips
+                .iter()
+                .copied()
+                .min_by(|a, b| dist2(*a, c).total_cmp(&dist2(*b, c)))
+                .filter(|t| dist2(*t, c) <= (3.0 * 2.0 / m.scale).powi(2))
+                .unwrap_or(c)
+        });
+        let (player, hand) = SLOTS[s];
+        out.push(HandObs {
+            player,
+            hand,
+            lead: None,
+            fingertips_px: fingertips,
+            outline_px: outline,
+            inside: false,
+            reach_mm: f64::NEG_INFINITY,
+            contact_p: cp,
+            contact_px,
+            contact: None,
+            conf: conf[ri],
+        });
+    }
+    Ok(out)
+}
+
+fn dist2(a: [f64; 2], b: [f64; 2]) -> f64 {
+    (a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2)
+}
