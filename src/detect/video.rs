@@ -39,12 +39,7 @@ impl Video {
 
     /// The container's length, seconds (frame count over frame rate; 0 when unknown).
     pub fn duration_s(&self) -> f64 {
-        let n = self.cap.get(videoio::CAP_PROP_FRAME_COUNT).unwrap_or(0.0);
-        if n.is_finite() && n > 0.0 {
-            n / self.fps
-        } else {
-            0.0
-        }
+        self.reader.duration_s()
     }
 
     pub fn path(&self) -> &Path {
