@@ -100,6 +100,9 @@ enum Command {
         /// the pipeline on simulated recordings only).
         #[arg(long)]
         hands_labels: bool,
+        /// Skip the review page (OUT/report.html and its evidence).
+        #[arg(long)]
+        no_report: bool,
     },
     /// Rulings printed as they are made, from a video played at its own pace or a camera.
     Live {
@@ -263,13 +266,14 @@ fn main() -> ExitCode {
             resume,
             hands_model,
             hands_labels,
+            no_report,
         } => {
             let hands = if hands_labels {
                 cli::analyze::HandsChoice::Labels
             } else {
                 cli::analyze::HandsChoice::Model(hands_model)
             };
-            cli::analyze::analyze(&dir, out.as_deref(), resume, &hands, &mut stdout)
+            cli::analyze::analyze(&dir, out.as_deref(), resume, &hands, !no_report, &mut stdout)
         }
         Command::Live {
             video,

@@ -2,11 +2,15 @@
 
 The network sees the whole frame resized to 320 x 184 and answers on a grid of half that
 size (160 x 92, one cell = 8 px of a 1280 px wide frame):
-  0-3  mask of each hand: A-left, A-right, B-left, B-right (convex outline wrist to tips)
+  0    hand mask: any hand (convex outline wrist to tips)
+  1    player: the cell belongs to player A's hand (taught on hand cells only)
+  2    hand: the cell belongs to a left hand (taught on hand cells only)
+  3    thumb-tip heat
   4    fingertip heat (all five tips of every hand)
   5-6  fingertip offset inside its cell (x, y, in cells)
   7    contact heat: the middle fingertip of a hand at table height
-Player and hand come from the channel, so no separate classifier is needed.
+One mask for every hand is learnt far faster than one map per player and hand; which
+player and which hand are questions asked of the hand's own cells.
 
     python train/train.py --data data/hands --out models/hands.onnx --minutes 40
 """
@@ -28,7 +32,6 @@ import torch.nn.functional as F
 IN_W, IN_H = 320, 184
 OUT_W, OUT_H = 160, 92
 STRIDE = IN_W // OUT_W
-SLOTS = {("A", "left"): 0, ("A", "right"): 1, ("B", "left"): 2, ("B", "right"): 3}
 TIP_ROWS = [1, 2, 3, 4, 5]  # thumb..little in the keypoint array (0 is the wrist)
 MIDDLE = 3
 CONTACT_MM = 0.5
@@ -52,9 +55,10 @@ class HandNet(nn.Module):
         self.d1 = conv(24, 12)
         self.head = nn.Conv2d(12, 8, 1)
         with torch.no_grad():
-            # Start from "almost nothing here": masks p = 0.12, heat maps p = 0.01.
-            self.head.bias[:4] = -2.0
-            self.head.bias[4] = -4.6
+            # Start from "almost nothing here": mask p = 0.12, heat maps p = 0.01.
+            self.head.bias[0] = -2.0
+            self.head.bias[1:3] = 0.0
+            self.head.bias[3:5] = -4.6
             self.head.bias[7] = -4.6
             self.head.bias[5:7] = 0.0
 
@@ -137,12 +141,17 @@ def targets(hands):
     offw = np.zeros((OUT_H, OUT_W), np.float32)
     yy, xx = np.mgrid[0:OUT_H, 0:OUT_W].astype(np.float32)
     for hd in hands:
-        slot = SLOTS[(hd["player"], hd["hand"])]
         poly = np.round((np.asarray(hd["outline"], np.float32) / STRIDE - 0.5) * 8).astype(np.int32)
         m = np.zeros((OUT_H, OUT_W), np.uint8)
         cv2.fillPoly(m, [poly.reshape(-1, 1, 2)], 1, lineType=cv2.LINE_8, shift=3)
-        t[slot] = np.maximum(t[slot], m)
+        t[0] = np.maximum(t[0], m)
+        if hd["player"] == "A":
+            t[1] = np.maximum(t[1], m)
+        if hd["hand"] == "left":
+            t[2] = np.maximum(t[2], m)
         kp = np.asarray(hd["kp"], np.float32) / STRIDE - 0.5  # cell-centre coordinates
+        tx, ty = kp[TIP_ROWS[0]]
+        t[3] = np.maximum(t[3], np.exp(-((xx - tx) ** 2 + (yy - ty) ** 2) / (2 * 0.8**2)))
         for r in TIP_ROWS:
             cx, cy = kp[r]
             if not (-1 <= cx < OUT_W + 1 and -1 <= cy < OUT_H + 1):
@@ -223,17 +232,23 @@ MASK_POS_WEIGHT = 4.0
 
 def loss_fn(out, t, w):
     # Hands cover a few percent of the frame: positives are weighted up, and the Dice
-    # term is taken over the whole batch per hand map, so that maps with no hand in
-    # them cannot make "no hand anywhere" look good.
+    # term is taken over the whole batch, so that frames with no hand in them cannot make
+    # "no hand anywhere" look good.
     mask_l = F.binary_cross_entropy_with_logits(
-        out[:, :4], t[:, :4], pos_weight=torch.tensor(MASK_POS_WEIGHT))
-    pm = torch.sigmoid(out[:, :4])
-    inter = (pm * t[:, :4]).sum((0, 2, 3))
-    dice = 1 - (2 * inter + 1) / (pm.sum((0, 2, 3)) + t[:, :4].sum((0, 2, 3)) + 1)
+        out[:, 0], t[:, 0], pos_weight=torch.tensor(MASK_POS_WEIGHT))
+    pm = torch.sigmoid(out[:, 0])
+    inter = (pm * t[:, 0]).sum()
+    dice = 1 - (2 * inter + 1) / (pm.sum() + t[:, 0].sum() + 1)
+    # Player and hand, asked only of hand cells.
+    hw = t[:, 0]
+    who_l = (F.binary_cross_entropy_with_logits(out[:, 1:3], t[:, 1:3], reduction="none").sum(1) * hw).sum() \
+        / hw.sum().clamp(min=1)
+    thumb_l = heat_loss(out[:, 3], t[:, 3])
     tip_l = heat_loss(out[:, 4], t[:, 4])
     off_l = (F.smooth_l1_loss(out[:, 5:7], t[:, 5:7], reduction="none").sum(1) * w).sum() / w.sum().clamp(min=1)
     con_l = heat_loss(out[:, 7], t[:, 7])
-    return mask_l * 2 + dice.mean() * 2 + tip_l + off_l * 2 + con_l, (mask_l.item(), dice.mean().item(), tip_l.item(), off_l.item(), con_l.item())
+    total = mask_l * 2 + dice * 2 + who_l + 0.5 * thumb_l + tip_l + off_l * 2 + con_l
+    return total, (mask_l.item(), dice.item(), tip_l.item(), off_l.item(), con_l.item(), who_l.item())
 
 
 def main():
@@ -285,7 +300,7 @@ def main():
         if step % 50 == 0:
             print(f"step {step} {time.time() - t0:.0f}s loss {loss.item():.3f} "
                   f"mask {parts[0]:.3f} dice {parts[1]:.3f} tip {parts[2]:.3f} off {parts[3]:.3f} "
-                  f"contact {parts[4]:.3f}", file=sys.stderr, flush=True)
+                  f"contact {parts[4]:.3f} who {parts[5]:.3f}", file=sys.stderr, flush=True)
         if step % 500 == 0:
             export(net, a.out)
     export(net, a.out)

@@ -71,6 +71,8 @@ fn hand_source(
     choice: &HandsChoice,
     dir: &Path,
     fps: f64,
+    map: &FieldMap,
+    layout: &crate::rules::model::Layout,
 ) -> Result<(Option<Box<dyn HandSource>>, String)> {
     match choice {
         HandsChoice::None => Ok((None, format!("none ({})", judge::NO_HAND_MODEL))),
@@ -93,15 +95,23 @@ fn hand_source(
                     format!("none ({}: {} is absent)", judge::NO_HAND_MODEL, p.display()),
                 ));
             }
-            // The hand stage (src/hands) joins here: `impl HandSource for hands::Perceiver`.
-            Ok((
-                None,
-                format!(
-                    "none ({}: this build has no hand stage to run {})",
-                    judge::NO_HAND_MODEL,
-                    p.display()
-                ),
-            ))
+            let perceiver = crate::hands::Perceiver::with_map(
+                p,
+                map.clone(),
+                layout,
+                &crate::hands::PerceiveOptions::default(),
+            )
+            .map_err(|e| -> anyhow::Error {
+                match e {
+                    crate::hands::HandsError::Model { path, problem } => {
+                        InputError::new(&path.display().to_string(), "model", problem).into()
+                    }
+                    other => anyhow::Error::new(other),
+                }
+            })?;
+            let h = judge::model_hands::ModelHands::new(perceiver, p.display().to_string());
+            let d = h.describe();
+            Ok((Some(Box::new(h)), d))
         }
     }
 }
@@ -334,6 +344,7 @@ pub fn analyze(
     out_dir: Option<&Path>,
     resume: bool,
     hands: &HandsChoice,
+    report: bool,
     out: &mut dyn Write,
 ) -> Result<()> {
     let p = prepare(dir)?;
@@ -349,7 +360,7 @@ pub fn analyze(
         let _ = std::fs::remove_file(out_dir.join(name));
     }
     write_pretty(&out_dir.join("layout.json"), &p.measured.layout)?;
-    let (source, hands_note) = hand_source(hands, dir, p.reader.fps)?;
+    let (source, hands_note) = hand_source(hands, dir, p.reader.fps, &p.map, &p.measured.layout)?;
     let frames = p.reader.table_len().unwrap_or(p.reader.frame_count) as u64;
     let (resume_from, sizes) = match saved {
         Some((r, s)) => (Some(r), Some(s)),
@@ -370,10 +381,32 @@ pub fn analyze(
     )
     .map_err(judge_error)?;
     sink.complete()?;
+    let report_wall_s = if report {
+        let t = std::time::Instant::now();
+        let labels = dir.join("labels").join("frames.jsonl");
+        let args = crate::cli::report::ReportArgs {
+            dir: dir.to_path_buf(),
+            out: out_dir.clone(),
+            decisions: Some(out_dir.join("decisions.jsonl")),
+            events: Some(out_dir.join("events.jsonl")),
+            layout: Some(out_dir.join("layout.json")),
+            readings: None,
+            calibration: None,
+            hands: matches!(hands, HandsChoice::Labels).then_some(labels),
+            video: None,
+            no_video: false,
+            annotate: false,
+        };
+        crate::cli::report::report(&args, &mut std::io::sink())?;
+        Some(round3(t.elapsed().as_secs_f64()))
+    } else {
+        None
+    };
     writeln!(
         out,
         "{}",
         serde_json::json!({
+            "report_wall_s": report_wall_s,
             "frames": summary.frames,
             "video_s": round3(summary.video_s),
             "wall_s": round3(summary.wall_s),
@@ -548,7 +581,7 @@ pub fn live(args: &LiveArgs, out: &mut dyn Write) -> Result<()> {
         measured.image_size,
     )
     .map_err(|e| InputError::new(&layout_video.display().to_string(), "layout", e.to_string()))?;
-    let (source, _) = hand_source(&args.hands, Path::new("."), reader.fps)?;
+    let (source, _) = hand_source(&args.hands, Path::new("."), reader.fps, &map, &measured.layout)?;
     let opts = RunOptions {
         realtime: args.realtime,
         more_readings: args.readings.clone().map(spawn_readings),

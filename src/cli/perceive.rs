@@ -8,9 +8,9 @@
 
 use crate::cli::{read_text, write_json_line};
 use crate::detect::video::{find_video, Video};
-use crate::field::Calibration;
+use crate::field::{Calibration, FieldMap};
 use crate::hands::score::{score, LabelFrame};
-use crate::hands::{HandFrame, HandsError, PerceiveOptions, Perceiver};
+use crate::hands::{HandFrame, HandModel, HandsError, PerceiveOptions, Perceiver};
 use crate::rules::{self, InputError};
 use anyhow::{Context, Result};
 use std::collections::BTreeMap;
@@ -113,9 +113,13 @@ pub fn perceive(
     quiet_ffmpeg();
     let out_dir = out_dir.unwrap_or(dir);
     std::fs::create_dir_all(out_dir).with_context(|| format!("creating {}", out_dir.display()))?;
+    // The model first: a bad model file is reported before any video is read.
+    let net = HandModel::load(model, opts.backend, opts.threads).map_err(hands_error)?;
     let video_path = find_video(dir).map_err(video_error)?;
     let (layout, cal) = layout_and_calibration(dir, out_dir)?;
-    let mut perceiver = Perceiver::new(model, &cal, &layout, opts).map_err(hands_error)?;
+    let map = FieldMap::from_calibration(&cal, layout.field.clone())
+        .map_err(|e| hands_error(e.into()))?;
+    let mut perceiver = Perceiver::from_parts(net, map, &layout, opts);
     let mut video = Video::open(&video_path).map_err(video_error)?;
     let total = frame_count(&video_path);
 

@@ -10,13 +10,17 @@ use opencv::imgproc;
 use opencv::prelude::*;
 use serde::Serialize;
 
-/// The four hand maps, in the order of the network's channels 0-3.
+/// The four (player, hand) pairs a hand can be, each given to one hand a frame at most.
 pub const SLOTS: [(Player, Hand); 4] = [
     (Player::A, Hand::Left),
     (Player::A, Hand::Right),
     (Player::B, Hand::Left),
     (Player::B, Hand::Right),
 ];
+/// The network's output channels.
+const MASK_MAP: usize = 0;
+const PLAYER_A_MAP: usize = 1;
+const LEFT_MAP: usize = 2;
 const TIP_MAP: usize = 4;
 const OFFSET_X_MAP: usize = 5;
 const OFFSET_Y_MAP: usize = 6;
@@ -242,49 +246,30 @@ fn region_at(labels: &[i32], x: usize, y: usize) -> i32 {
 
 /// The hands the network sees in one frame (player, hand, outline, fingertips, contact
 /// point); `inside`, `contact` and `lead` are left for the field to fill. A hand is a
-/// region of the union of the four hand maps; its player and hand are the map with the
-/// highest mean logit over it, each map given to one region at most.
+/// region of the hand mask; its player and hand are what its own cells say (mean
+/// probability of "player A" and of "left hand" over the region), each of the four
+/// (player, hand) pairs given to one region at most (the most likely assignment).
 pub fn decode(m: &Maps) -> Result<Vec<HandObs>, HandsError> {
-    let n = OUT_H_CELLS * OUT_W_CELLS;
-    let mut union = vec![f32::NEG_INFINITY; n];
-    for s in 0..4 {
-        for (u, v) in union.iter_mut().zip(m.map(s)) {
-            *u = u.max(*v);
-        }
-    }
+    let union: Vec<f32> = m.map(MASK_MAP).to_vec();
     let (labels_mat, regions) = hand_regions(&union)?;
     let labels = labels_mat.data_typed::<i32>()?;
-    // Mean logit of each map over each region.
-    let mut means = vec![[0f64; 4]; regions.len()];
+    // Mean probabilities over each region: player A, left hand, and the mask itself.
+    let mut p_a = vec![0f64; regions.len()];
+    let mut p_left = vec![0f64; regions.len()];
     let mut conf = vec![0f64; regions.len()];
     for (ri, (l, _, area)) in regions.iter().enumerate() {
         for (i, li) in labels.iter().enumerate() {
             if li == l {
-                for s in 0..4 {
-                    means[ri][s] += m.map(s)[i] as f64;
-                }
+                p_a[ri] += sigmoid(m.map(PLAYER_A_MAP)[i]) as f64;
+                p_left[ri] += sigmoid(m.map(LEFT_MAP)[i]) as f64;
                 conf[ri] += sigmoid(union[i]) as f64;
             }
         }
-        for s in 0..4 {
-            means[ri][s] /= *area as f64;
-        }
+        p_a[ri] /= *area as f64;
+        p_left[ri] /= *area as f64;
         conf[ri] /= *area as f64;
     }
-    // Maps to regions, strongest pairs first.
-    let mut pairs: Vec<(f64, usize, usize)> = (0..regions.len())
-        .flat_map(|r| (0..4).map(move |s| (r, s)))
-        .map(|(r, s)| (means[r][s], r, s))
-        .collect();
-    pairs.sort_by(|a, b| b.0.total_cmp(&a.0));
-    let mut slot_of = vec![None; regions.len()];
-    let mut taken = [false; 4];
-    for (_, r, s) in pairs {
-        if slot_of[r].is_none() && !taken[s] {
-            slot_of[r] = Some(s);
-            taken[s] = true;
-        }
-    }
+    let slot_of = assign_slots(&p_a, &p_left);
     let label_index = |l: i32| regions.iter().position(|(rl, _, _)| *rl == l);
     let mut tips: Vec<Vec<(f32, [f64; 2])>> = vec![Vec::new(); regions.len()];
     for (x, y, p) in peaks(m, TIP_MAP, TIP_MIN_P) {
@@ -305,7 +290,7 @@ pub fn decode(m: &Maps) -> Result<Vec<HandObs>, HandsError> {
     let mut out = Vec::new();
     for (ri, (l, r, _)) in regions.iter().enumerate() {
         let Some(s) = slot_of[ri] else {
-            continue; // a fifth hand: the four maps are taken
+            continue; // a fifth hand: the four pairs are taken
         };
         let outline: Vec<[f64; 2]> = outline_cells(&union, labels, *l, *r)?
             .into_iter()
@@ -345,4 +330,72 @@ pub fn decode(m: &Maps) -> Result<Vec<HandObs>, HandsError> {
 
 fn dist2(a: [f64; 2], b: [f64; 2]) -> f64 {
     (a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2)
+}
+
+/// The most likely one-to-one assignment of regions (largest first, at most four get
+/// one) to the four (player, hand) pairs, from each region's probabilities.
+fn assign_slots(p_a: &[f64], p_left: &[f64]) -> Vec<Option<usize>> {
+    let n = p_a.len().min(4);
+    let logp = |r: usize, s: usize| -> f64 {
+        let (player, hand) = SLOTS[s];
+        let pa = p_a[r].clamp(1e-4, 1.0 - 1e-4);
+        let pl = p_left[r].clamp(1e-4, 1.0 - 1e-4);
+        let a = if player == Player::A { pa } else { 1.0 - pa };
+        let l = if hand == Hand::Left { pl } else { 1.0 - pl };
+        a.ln() + l.ln()
+    };
+    let mut best: (f64, Vec<Option<usize>>) = (f64::NEG_INFINITY, vec![None; p_a.len()]);
+    // Every injective map of the first n regions into the four pairs (at most 24).
+    let mut perm = [0usize, 1, 2, 3];
+    let mut visit = |perm: &[usize; 4]| {
+        let score: f64 = (0..n).map(|r| logp(r, perm[r])).sum();
+        if score > best.0 {
+            let mut v = vec![None; p_a.len()];
+            for r in 0..n {
+                v[r] = Some(perm[r]);
+            }
+            best = (score, v);
+        }
+    };
+    permutations(&mut perm, 0, &mut visit);
+    best.1
+}
+
+fn permutations(a: &mut [usize; 4], k: usize, f: &mut dyn FnMut(&[usize; 4])) {
+    if k == a.len() {
+        f(a);
+        return;
+    }
+    for i in k..a.len() {
+        a.swap(k, i);
+        permutations(a, k + 1, f);
+        a.swap(k, i);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_pair_goes_to_one_hand_by_what_its_cells_say() {
+        // Two hands both look most like A's right; the one more sure of "left" gets it.
+        let p_a = [0.9, 0.8, 0.1];
+        let p_left = [0.3, 0.45, 0.6];
+        let s = assign_slots(&p_a, &p_left);
+        assert_eq!(s[0], Some(1), "A right");
+        assert_eq!(s[1], Some(0), "A left: A right is taken");
+        assert_eq!(s[2], Some(2), "B left");
+    }
+
+    #[test]
+    fn a_fifth_hand_gets_no_pair() {
+        let p = [0.5; 5];
+        let s = assign_slots(&p, &p);
+        assert_eq!(s.iter().filter(|x| x.is_some()).count(), 4);
+        assert_eq!(s[4], None);
+        let mut got: Vec<usize> = s.iter().flatten().copied().collect();
+        got.sort();
+        assert_eq!(got, vec![0, 1, 2, 3]);
+    }
 }

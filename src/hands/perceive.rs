@@ -129,8 +129,29 @@ impl Perceiver {
         layout: &Layout,
         opts: &PerceiveOptions,
     ) -> Result<Perceiver, HandsError> {
-        let model = HandModel::load(model, opts.backend, opts.threads)?;
         let map = FieldMap::from_calibration(calib, layout.field.clone())?;
+        Perceiver::with_map(model, map, layout, opts)
+    }
+
+    /// The same, with the field mapping already made (by `analyze`, from the layout it
+    /// measured).
+    pub fn with_map(
+        model: &Path,
+        map: FieldMap,
+        layout: &Layout,
+        opts: &PerceiveOptions,
+    ) -> Result<Perceiver, HandsError> {
+        let model = HandModel::load(model, opts.backend, opts.threads)?;
+        Ok(Perceiver::from_parts(model, map, layout, opts))
+    }
+
+    /// The same, from a model already loaded.
+    pub fn from_parts(
+        model: HandModel,
+        map: FieldMap,
+        layout: &Layout,
+        opts: &PerceiveOptions,
+    ) -> Perceiver {
         let geom = map.geometry();
         let cards = layout
             .cards
@@ -150,7 +171,7 @@ impl Perceiver {
                 })
             })
             .collect();
-        Ok(Perceiver {
+        Perceiver {
             model,
             map,
             geom,
@@ -161,7 +182,7 @@ impl Perceiver {
             last: None,
             slots: [SlotState::default(); 4],
             stats: PerceiveStats::default(),
-        })
+        }
     }
 
     /// Replaces the cards a fingertip can press (poem, corners in field mm): the card

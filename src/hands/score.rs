@@ -162,6 +162,13 @@ pub fn score(
                 .get("wrist")
                 .is_some_and(|p| in_frame(*p, image_size));
             if !wrist_in || tips.len() < VISIBLE_MIN_TIPS {
+                // Partly in view (a hand resting at the frame's edge): not scored, but a
+                // detection of it is not a false hand either.
+                for (i, o) in f.hands.iter().enumerate() {
+                    if !used[i] && polygon_iou(&lh.outline_px, &o.outline_px)? > 0.0 {
+                        used[i] = true;
+                    }
+                }
                 continue;
             }
             s.visible_hands += 1;

@@ -9,6 +9,7 @@
 //! writes nothing itself: rulings go to an `Output`.
 
 pub mod label_hands;
+pub mod model_hands;
 pub mod windows;
 
 use crate::capture::{self, CaptureError, ReaderOptions, SourceItem, VideoReader};
