@@ -21,6 +21,7 @@ pub const SLOTS: [(Player, Hand); 4] = [
 const MASK_MAP: usize = 0;
 const PLAYER_A_MAP: usize = 1;
 const LEFT_MAP: usize = 2;
+const THUMB_MAP: usize = 3;
 const TIP_MAP: usize = 4;
 const OFFSET_X_MAP: usize = 5;
 const OFFSET_Y_MAP: usize = 6;
@@ -29,8 +30,10 @@ const CONTACT_MAP: usize = 7;
 /// A hand is reported when its mask covers at least this many cells (an 8 px cell in a
 /// 1280 px frame; a whole hand is about 200).
 pub const MIN_HAND_CELLS: i32 = 12;
+/// A region is a hand when the mask's mean probability over it is at least this.
+pub const MIN_HAND_CONF: f64 = 0.6;
 /// A fingertip peak needs at least this probability.
-pub const TIP_MIN_P: f32 = 0.3;
+pub const TIP_MIN_P: f32 = 0.1;
 /// At most this many fingertips a hand.
 pub const MAX_TIPS: usize = 5;
 /// Fine raster for outlines: cells are split this many times each way.
@@ -269,7 +272,11 @@ pub fn decode(m: &Maps) -> Result<Vec<HandObs>, HandsError> {
         p_left[ri] /= *area as f64;
         conf[ri] /= *area as f64;
     }
-    let slot_of = assign_slots(&p_a, &p_left);
+    // Regions the network is unsure of as a whole are not hands.
+    let keep: Vec<bool> = conf.iter().map(|c| *c >= MIN_HAND_CONF).collect();
+    let pick = |v: Vec<f64>| -> Vec<f64> { v.into_iter().zip(&keep).filter(|(_, k)| **k).map(|(x, _)| x).collect() };
+    let (p_a, mut p_left, conf) = (pick(p_a), pick(p_left), pick(conf));
+    let regions: Vec<(i32, Rect, i32)> = regions.into_iter().zip(&keep).filter(|(_, k)| **k).map(|(r, _)| r).collect();
     let label_index = |l: i32| regions.iter().position(|(rl, _, _)| *rl == l);
     let mut tips: Vec<Vec<(f32, [f64; 2])>> = vec![Vec::new(); regions.len()];
     for (x, y, p) in peaks(m, TIP_MAP, TIP_MIN_P) {
@@ -279,6 +286,59 @@ pub fn decode(m: &Maps) -> Result<Vec<HandObs>, HandsError> {
             tips[ri].push((p, m.cell_to_px(cx, cy)));
         }
     }
+    // Left or right from the hand's own shape where it shows: seen from above, palm
+    // down, a left hand's thumb lies clockwise of its pointing direction (wrist to
+    // fingertips) in the image, a right hand's anticlockwise. The mask's own guess
+    // stands where the thumb or the fingers are not seen.
+    let mut thumb: Vec<(f32, Option<[f64; 2]>)> = vec![(0.0, None); regions.len()];
+    for (x, y, p) in peaks(m, THUMB_MAP, TIP_MIN_P) {
+        if let Some(ri) = label_index(region_at(labels, x, y)) {
+            if p > thumb[ri].0 {
+                let cx = x as f64 + 0.5 + m.at(OFFSET_X_MAP, x, y) as f64;
+                let cy = y as f64 + 0.5 + m.at(OFFSET_Y_MAP, x, y) as f64;
+                thumb[ri] = (p, Some(m.cell_to_px(cx, cy)));
+            }
+        }
+    }
+    for (ri, (l, _, _)) in regions.iter().enumerate() {
+        let Some(th) = thumb[ri].1 else { continue };
+        let fingers: Vec<[f64; 2]> = tips[ri]
+            .iter()
+            .map(|(_, t)| *t)
+            .filter(|t| dist2(*t, th) > (6.0 / m.scale).powi(2))
+            .collect();
+        if fingers.len() < 2 {
+            continue;
+        }
+        let n = fingers.len() as f64;
+        let fc = [
+            fingers.iter().map(|t| t[0]).sum::<f64>() / n,
+            fingers.iter().map(|t| t[1]).sum::<f64>() / n,
+        ];
+        // The wrist: the region's cell farthest from the fingers.
+        let mut wrist = None;
+        let mut far = -1.0;
+        for (i, li) in labels.iter().enumerate() {
+            if li == l {
+                let c = m.cell_to_px((i % OUT_W_CELLS) as f64 + 0.5, (i / OUT_W_CELLS) as f64 + 0.5);
+                let d = dist2(c, fc);
+                if d > far {
+                    far = d;
+                    wrist = Some(c);
+                }
+            }
+        }
+        let Some(w) = wrist else { continue };
+        let fwd = [fc[0] - w[0], fc[1] - w[1]];
+        let side = [th[0] - fc[0], th[1] - fc[1]];
+        let cross = fwd[0] * side[1] - fwd[1] * side[0];
+        let norm = (fwd[0].hypot(fwd[1]) * side[0].hypot(side[1])).max(1e-9);
+        // A clear side (sine of the angle over 0.3) overrides the mask's guess.
+        if (cross / norm).abs() > 0.3 {
+            p_left[ri] = if cross > 0.0 { 0.97 } else { 0.03 };
+        }
+    }
+    let slot_of = assign_slots(&p_a, &p_left);
     let mut contact: Vec<(f64, Option<[f64; 2]>)> = vec![(0.0, None); regions.len()];
     for (x, y, p) in peaks(m, CONTACT_MAP, 0.05) {
         if let Some(ri) = label_index(region_at(labels, x, y)) {
@@ -294,7 +354,7 @@ pub fn decode(m: &Maps) -> Result<Vec<HandObs>, HandsError> {
         };
         let outline: Vec<[f64; 2]> = outline_cells(&union, labels, *l, *r)?
             .into_iter()
-            .map(|[x, y]| m.cell_to_px(x, y))
+            .map(|[x, y]| m.cell_to_px_clipped(x, y))
             .collect();
         let mut t = std::mem::take(&mut tips[ri]);
         t.sort_by(|a, b| b.0.total_cmp(&a.0));

@@ -47,6 +47,8 @@ enum Engine {
 pub struct Maps {
     pub data: Vec<f32>,
     pub scale: f64,
+    /// The frame's size, px: what lies beyond it is padding.
+    pub frame_px: [f64; 2],
 }
 
 impl Maps {
@@ -67,6 +69,11 @@ impl Maps {
             y_cells * CELL_IN_PX / self.scale,
         ]
     }
+    /// The same, kept inside the frame (outlines stop at its edge).
+    pub fn cell_to_px_clipped(&self, x_cells: f64, y_cells: f64) -> [f64; 2] {
+        let [x, y] = self.cell_to_px(x_cells, y_cells);
+        [x.clamp(0.0, self.frame_px[0]), y.clamp(0.0, self.frame_px[1])]
+    }
 }
 
 /// A frame reduced for the network (BGR, `MODEL_IN_W_PX` x `MODEL_IN_H_PX`), and the scale
@@ -74,6 +81,8 @@ impl Maps {
 pub struct SmallFrame {
     pub bgr: Mat,
     pub scale: f64,
+    /// The original frame's size, px.
+    pub frame_px: [f64; 2],
 }
 
 /// Reduces a decoded frame to the network's input size (aspect kept, zero padding).
@@ -92,7 +101,11 @@ pub fn shrink(frame: &Mat) -> Result<SmallFrame, HandsError> {
     )?;
     let mut roi = bgr.roi_mut(Rect::new(0, 0, sw, sh))?;
     small.copy_to(&mut roi)?;
-    Ok(SmallFrame { bgr, scale })
+    Ok(SmallFrame {
+        bgr,
+        scale,
+        frame_px: [w, h],
+    })
 }
 
 /// The network, ready to run.
@@ -158,6 +171,7 @@ impl HandModel {
         Ok(Maps {
             data,
             scale: small.scale,
+            frame_px: small.frame_px,
         })
     }
 }

@@ -327,6 +327,7 @@ impl Perceiver {
             (*f, *t, SmallFrame {
                 bgr: s.bgr.clone(),
                 scale: s.scale,
+                frame_px: s.frame_px,
             })
         };
         let m = self.sample(f, t, &small)?;
