@@ -57,6 +57,13 @@ fn a_killed_analysis_resumes_to_the_same_files() {
     let decisions = String::from_utf8_lossy(&read(&whole.join("decisions.jsonl"))).to_string();
     assert_eq!(decisions.lines().count(), 4, "three rulings and the result: {decisions}");
     assert!(!whole.join("resume.json").exists(), "a finished run leaves no checkpoint");
+    // The review page comes with the rulings, each ruling's reason on it.
+    let page = String::from_utf8_lossy(&read(&whole.join("report.html"))).to_string();
+    for line in decisions.lines().filter(|l| l.contains("\"seq\"")) {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        let seq = v["seq"].as_u64().unwrap();
+        assert!(page.contains(&format!("id=\"ruling-{seq}\"")), "ruling {seq} on the page");
+    }
 
     // Killed once its first ruling is checkpointed.
     let cut = rec.join("cut");
