@@ -100,12 +100,16 @@ impl Sample {
 }
 
 /// The last known state of one hand, for events: kept through frames it is not seen in.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 struct SlotState {
     inside: bool,
     contact: Option<u8>,
     /// The last sample the hand was seen in: frame, time, reach, contact probability.
     seen: Option<(usize, f64, f64, f64)>,
+    /// A change seen in one run and not yet confirmed by the next: the new state and its
+    /// event. A change that the next run does not see again was noise and is dropped.
+    pending_inside: Option<(bool, Event)>,
+    pending_contact: Option<(u8, Event)>,
 }
 
 /// Sees hands frame by frame and turns them into events.
@@ -119,6 +123,9 @@ pub struct Perceiver {
     ring: VecDeque<(usize, f64, SmallFrame)>,
     last: Option<Sample>,
     slots: [SlotState; 4],
+    /// Confirmed events not yet given out: they leave in time order once no pending
+    /// change can come before them.
+    held: Vec<Event>,
     pub stats: PerceiveStats,
 }
 
@@ -180,7 +187,8 @@ impl Perceiver {
             opts: opts.clone(),
             ring: VecDeque::new(),
             last: None,
-            slots: [SlotState::default(); 4],
+            slots: Default::default(),
+            held: Vec::new(),
             stats: PerceiveStats::default(),
         }
     }
@@ -236,8 +244,26 @@ impl Perceiver {
         self.ring.push_back((frame, t_s, small));
         let mut out = Perceived::default();
         for w in chain.windows(2) {
-            self.events_between(&w[0], &w[1], &mut out.events);
+            let mut confirmed = Vec::new();
+            self.events_between(&w[0], &w[1], &mut confirmed);
+            self.held.extend(confirmed);
         }
+        // Any event still to come is a pending change (its time known) or one made
+        // after the latest run: those before both are final.
+        let latest = chain.last().map_or(f64::INFINITY, |s| s.t_s);
+        let watermark = self
+            .slots
+            .iter()
+            .flat_map(|st| {
+                st.pending_inside
+                    .iter()
+                    .map(|(_, e)| e.t_s)
+                    .chain(st.pending_contact.iter().map(|(_, e)| e.t_s))
+            })
+            .fold(latest, f64::min);
+        self.held.sort_by(|a, b| a.t_s.total_cmp(&b.t_s));
+        let n = self.held.partition_point(|e| e.t_s <= watermark);
+        out.events = self.held.drain(..n).collect();
         if chain.len() == 1 {
             self.seed_state(&chain[0]);
         }
@@ -251,13 +277,14 @@ impl Perceiver {
             out.frames.push(frame_of(&l));
             self.last = Some(l);
         }
-        out.events.sort_by(|a, b| a.t_s.total_cmp(&b.t_s));
         Ok(out)
     }
 
-    /// End of the video: nothing is pending (events are final when made).
+    /// End of the video: the confirmed events still held; changes never confirmed are
+    /// dropped.
     pub fn finish(&mut self) -> Vec<Event> {
-        Vec::new()
+        self.held.sort_by(|a, b| a.t_s.total_cmp(&b.t_s));
+        std::mem::take(&mut self.held)
     }
 
     /// Runs the network on one frame and adds what the field says about each hand.
@@ -354,7 +381,7 @@ impl Perceiver {
                 continue; // unseen: its last known state stands
             };
             let (player, hand) = SLOTS[s];
-            let st = self.slots[s];
+            let st = self.slots[s].clone();
             // The previous sight of this hand: the frame before, or earlier when it was
             // hidden in between.
             let (fa, ta, ra, pa) = match a.slot(s) {
@@ -363,52 +390,79 @@ impl Perceiver {
             };
             let frames = Some([fa as u64, b.frame as u64]);
             // The uncertainty spans the whole time the hand was not seen, but the time
-            // itself is placed after the previous run: events already written are
+            // itself is placed after the previous run: events already given out are
             // earlier, so the file stays in time order.
             let dt = b.t_s - ta;
             let ta = ta.max(a.t_s);
-            if o.inside != st.inside {
-                let t = crossing(ta, b.t_s, ra, o.reach_mm);
-                let what = if o.inside {
-                    EventKind::Enter { player, hand }
-                } else {
-                    EventKind::Leave { player, hand }
-                };
-                out.push(Event {
-                    t_s: t,
-                    what,
-                    conf: o.conf,
-                    t_err_s: dt / 12f64.sqrt(),
-                    frames,
-                });
-            }
-            if let Some(poem) = o.contact {
-                if st.contact != Some(poem) {
-                    let t = crossing(
-                        ta,
-                        b.t_s,
-                        pa - CONTACT_MIN_P,
-                        o.contact_p - CONTACT_MIN_P,
-                    );
-                    out.push(Event {
+            let mut next = SlotState {
+                seen: Some((b.frame, b.t_s, o.reach_mm, o.contact_p)),
+                ..st.clone()
+            };
+            // Inside or not: a change counts once the next run sees it too.
+            match st.pending_inside {
+                Some((new, ev)) => {
+                    if o.inside == new {
+                        out.push(ev);
+                        next.inside = new;
+                    }
+                    next.pending_inside = None;
+                }
+                None if o.inside != st.inside => {
+                    let t = crossing(ta, b.t_s, ra, o.reach_mm);
+                    let what = if o.inside {
+                        EventKind::Enter { player, hand }
+                    } else {
+                        EventKind::Leave { player, hand }
+                    };
+                    let ev = Event {
                         t_s: t,
-                        what: EventKind::Touch {
-                            player,
-                            hand,
-                            poem,
-                            direct: true,
-                        },
-                        conf: o.contact_p.min(o.conf),
+                        what,
+                        conf: o.conf,
                         t_err_s: dt / 12f64.sqrt(),
                         frames,
-                    });
+                    };
+                    next.pending_inside = Some((o.inside, ev));
                 }
+                None => {}
             }
-            self.slots[s] = SlotState {
-                inside: o.inside,
-                contact: o.contact,
-                seen: Some((b.frame, b.t_s, o.reach_mm, o.contact_p)),
-            };
+            // Pressing a card: the same; letting go needs no event.
+            match st.pending_contact {
+                Some((poem, ev)) => {
+                    if o.contact == Some(poem) {
+                        out.push(ev);
+                        next.contact = Some(poem);
+                    } else {
+                        next.contact = if o.contact == st.contact { st.contact } else { None };
+                    }
+                    next.pending_contact = None;
+                }
+                None => match o.contact {
+                    Some(poem) if st.contact != Some(poem) => {
+                        let t = crossing(
+                            ta,
+                            b.t_s,
+                            pa - CONTACT_MIN_P,
+                            o.contact_p - CONTACT_MIN_P,
+                        );
+                        let ev = Event {
+                            t_s: t,
+                            what: EventKind::Touch {
+                                player,
+                                hand,
+                                poem,
+                                direct: true,
+                            },
+                            conf: o.contact_p.min(o.conf),
+                            t_err_s: dt / 12f64.sqrt(),
+                            frames,
+                        };
+                        next.pending_contact = Some((poem, ev));
+                    }
+                    Some(_) => {}
+                    None => next.contact = None,
+                },
+            }
+            self.slots[s] = next;
         }
     }
 }
