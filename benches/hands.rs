@@ -18,7 +18,11 @@ use std::path::{Path, PathBuf};
 fn thread_cpu_s() -> f64 {
     std::fs::read_to_string("/proc/thread-self/schedstat")
         .ok()
-        .and_then(|s| s.split_whitespace().next().and_then(|v| v.parse::<f64>().ok()))
+        .and_then(|s| {
+            s.split_whitespace()
+                .next()
+                .and_then(|v| v.parse::<f64>().ok())
+        })
         .map_or(0.0, |ns| ns / 1e9)
 }
 
@@ -46,7 +50,11 @@ fn run(dir: &Path, backend: Backend, threads: usize) -> Option<String> {
     let model = Path::new(env!("CARGO_MANIFEST_DIR")).join("models/hands.onnx");
     let cal: Calibration =
         serde_json::from_str(&std::fs::read_to_string(dir.join("calibration.json")).ok()?).ok()?;
-    let layout = parse_layout("layout.json", &std::fs::read_to_string(dir.join("layout.json")).ok()?).ok()?;
+    let layout = parse_layout(
+        "layout.json",
+        &std::fs::read_to_string(dir.join("layout.json")).ok()?,
+    )
+    .ok()?;
     let opts = PerceiveOptions {
         backend,
         threads,

@@ -273,7 +273,14 @@ fn main() -> ExitCode {
             } else {
                 cli::analyze::HandsChoice::Model(hands_model)
             };
-            cli::analyze::analyze(&dir, out.as_deref(), resume, &hands, !no_report, &mut stdout)
+            cli::analyze::analyze(
+                &dir,
+                out.as_deref(),
+                resume,
+                &hands,
+                !no_report,
+                &mut stdout,
+            )
         }
         Command::Live {
             video,

@@ -53,16 +53,31 @@ fn a_killed_analysis_resumes_to_the_same_files() {
     let rec = small_recording("resume", 2201, 3);
     let whole = rec.join("whole");
     let o = analyze(&rec, &whole, &[]);
-    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     let decisions = String::from_utf8_lossy(&read(&whole.join("decisions.jsonl"))).to_string();
-    assert_eq!(decisions.lines().count(), 4, "three rulings and the result: {decisions}");
-    assert!(!whole.join("resume.json").exists(), "a finished run leaves no checkpoint");
+    assert_eq!(
+        decisions.lines().count(),
+        4,
+        "three rulings and the result: {decisions}"
+    );
+    assert!(
+        !whole.join("resume.json").exists(),
+        "a finished run leaves no checkpoint"
+    );
     // The review page comes with the rulings, each ruling's reason on it.
     let page = String::from_utf8_lossy(&read(&whole.join("report.html"))).to_string();
     for line in decisions.lines().filter(|l| l.contains("\"seq\"")) {
         let v: serde_json::Value = serde_json::from_str(line).unwrap();
         let seq = v["seq"].as_u64().unwrap();
-        assert!(page.contains(&format!("id=\"ruling-{seq}\"")), "ruling {seq} on the page");
+        assert!(
+            page.contains(&format!("id=\"ruling-{seq}\"")),
+            "ruling {seq} on the page"
+        );
     }
 
     // Killed once its first ruling is checkpointed.
@@ -89,7 +104,10 @@ fn a_killed_analysis_resumes_to_the_same_files() {
         std::thread::sleep(Duration::from_millis(2));
     }
     let _ = child.wait();
-    assert!(killed, "the run ended before its first checkpoint could be seen");
+    assert!(
+        killed,
+        "the run ended before its first checkpoint could be seen"
+    );
     assert!(
         !cut.join("decisions.jsonl").exists(),
         "a killed run leaves no complete-looking decisions.jsonl"
@@ -97,7 +115,12 @@ fn a_killed_analysis_resumes_to_the_same_files() {
     assert!(cut.join("decisions.jsonl.part").exists());
 
     let o = analyze(&rec, &cut, &["--resume"]);
-    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     for f in ["decisions.jsonl", "events.jsonl", "layout.json"] {
         assert_eq!(
             read(&whole.join(f)),
@@ -114,7 +137,12 @@ fn a_killed_analysis_resumes_to_the_same_files() {
         .arg(&whole)
         .output()
         .unwrap();
-    assert_eq!(s.status.code(), Some(0), "{}", String::from_utf8_lossy(&s.stderr));
+    assert_eq!(
+        s.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&s.stderr)
+    );
     let v: serde_json::Value = serde_json::from_slice(&s.stdout).unwrap();
     assert_eq!(v["readings"], 3);
     let _ = std::fs::remove_dir_all(&rec);
@@ -142,7 +170,11 @@ fn bad_input_gets_one_line_and_exit_2() {
     let bad_readings = tmp("badreadings");
     std::fs::create_dir_all(&bad_readings).unwrap();
     std::fs::copy(rec.join("video.mp4"), bad_readings.join("video.mp4")).unwrap();
-    std::fs::write(bad_readings.join("readings.jsonl"), "{\"seq\": 1, \"poem\": 101}\n").unwrap();
+    std::fs::write(
+        bad_readings.join("readings.jsonl"),
+        "{\"seq\": 1, \"poem\": 101}\n",
+    )
+    .unwrap();
     one_line_exit_2(&analyze(&bad_readings, &out, &[]), "readings.jsonl");
 
     // A reading past the video's end.

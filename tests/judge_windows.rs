@@ -6,7 +6,11 @@ use karuta_referee::judge::{Windows, CLOSE_MARGIN_S, NO_HAND_MODEL};
 use karuta_referee::rules::parse::{parse_events, parse_layout, parse_readings};
 use karuta_referee::rules::{adjudicate, Ruling};
 
-fn example() -> (karuta_referee::rules::Layout, Vec<karuta_referee::rules::Reading>, Vec<karuta_referee::rules::Event>) {
+fn example() -> (
+    karuta_referee::rules::Layout,
+    Vec<karuta_referee::rules::Reading>,
+    Vec<karuta_referee::rules::Event>,
+) {
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/recordings/example");
     let read = |f: &str| std::fs::read_to_string(format!("{dir}/{f}")).unwrap();
     (

@@ -106,7 +106,8 @@ fn rulings(rec: &Path) -> Vec<karuta_referee::rules::Ruling> {
 fn chromium(page: &Path) -> (String, String) {
     static RUN: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let n = RUN.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-    let profile = std::env::temp_dir().join(format!("karuta-report-chromium-{}-{n}", std::process::id()));
+    let profile =
+        std::env::temp_dir().join(format!("karuta-report-chromium-{}-{n}", std::process::id()));
     let o = Command::new("chromium")
         .args([
             "--headless",
@@ -126,12 +127,17 @@ fn chromium(page: &Path) -> (String, String) {
         .output()
         .expect("chromium runs (Debian package `chromium`)");
     let _ = std::fs::remove_dir_all(&profile);
-    (String::from_utf8_lossy(&o.stdout).into_owned(), String::from_utf8_lossy(&o.stderr).into_owned())
+    (
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
 }
 
 /// Text as Chromium serialises it in the DOM (`&`, `<`, `>` escaped; quotes not).
 fn as_dom_text(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
 }
 
 #[test]
@@ -142,19 +148,33 @@ fn page_in_chromium_holds_every_reason_plot_and_strip() {
     let (dom, log) = chromium(&m.out.join("report.html"));
     assert!(dom.contains("</html>"), "no DOM from chromium: {log}");
     for r in &rs {
-        assert!(dom.contains(&as_dom_text(&r.why)), "reason of reading {} missing", r.seq);
+        assert!(
+            dom.contains(&as_dom_text(&r.why)),
+            "reason of reading {} missing",
+            r.seq
+        );
         assert!(dom.contains(&format!(r#"id="ruling-{}""#, r.seq)));
         assert!(
-            dom.contains(&format!(r#"class="strip evidence-strip" data-seq="{}""#, r.seq)),
+            dom.contains(&format!(
+                r#"class="strip evidence-strip" data-seq="{}""#,
+                r.seq
+            )),
             "strip of reading {} missing",
             r.seq
         );
         if let Some(n) = &r.needs_review {
-            assert!(dom.contains(&as_dom_text(&n.reason)), "review reason of reading {} missing", r.seq);
+            assert!(
+                dom.contains(&as_dom_text(&n.reason)),
+                "review reason of reading {} missing",
+                r.seq
+            );
         }
     }
     // Reading 2 is flagged, listed first under "To review", with the input's markup as text.
-    assert!(rs[1].needs_review.is_some(), "the unseen interval did not flag reading 2");
+    assert!(
+        rs[1].needs_review.is_some(),
+        "the unseen interval did not flag reading 2"
+    );
     assert!(dom.contains(r##"<a href="#ruling-2">Reading 2"##));
     assert!(dom.contains(&as_dom_text(EVIL_WHAT)) && !dom.contains("<b>A's hand</b>"));
     for id in [
@@ -165,10 +185,17 @@ fn page_in_chromium_holds_every_reason_plot_and_strip() {
         "plot-territory",
         "plot-fouls",
     ] {
-        assert!(dom.contains(&format!(r#"<svg id="{id}""#)), "plot {id} missing");
+        assert!(
+            dom.contains(&format!(r#"<svg id="{id}""#)),
+            "plot {id} missing"
+        );
     }
     // The stepper ran: each clip shows its frame counter.
-    assert_eq!(dom.matches("ms from kimari-ji</span>").count(), rs.len(), "clip steppers did not start");
+    assert_eq!(
+        dom.matches("ms from kimari-ji</span>").count(),
+        rs.len(),
+        "clip steppers did not start"
+    );
     // The hostile name is text, never markup.
     assert!(dom.contains(&as_dom_text(EVIL_NAME)));
     assert!(!dom.contains(EVIL_NAME));
@@ -178,7 +205,10 @@ fn page_in_chromium_holds_every_reason_plot_and_strip() {
 fn page_loads_offline_with_no_failed_request() {
     let m = made();
     let html = std::fs::read_to_string(m.out.join("report.html")).unwrap();
-    assert!(!html.contains("http://") && !html.contains("https://") && !html.contains("//cdn"), "the page refers to the network");
+    assert!(
+        !html.contains("http://") && !html.contains("https://") && !html.contains("//cdn"),
+        "the page refers to the network"
+    );
     // Every local file the page refers to exists.
     let mut refs = 0;
     for part in html.split("src=\"").skip(1) {
@@ -201,7 +231,10 @@ fn page_loads_offline_with_no_failed_request() {
     // The page's own check: every image loaded (strips and the clips' current frames).
     let imgs = html.matches("<img ").count();
     assert_eq!(imgs, 6, "3 strips and 3 clips");
-    assert!(dom.contains(&format!(r#"data-images="{imgs}/{imgs}""#)), "not every image loaded");
+    assert!(
+        dom.contains(&format!(r#"data-images="{imgs}/{imgs}""#)),
+        "not every image loaded"
+    );
     let problems: Vec<&str> = log
         .lines()
         .filter(|l| l.contains("CONSOLE") || l.contains("ERR_PROXY") || l.contains("net::"))
@@ -215,13 +248,24 @@ fn offline_check_catches_a_missing_file() {
     let m = made();
     let copy = m.out.parent().unwrap().join("out-missing");
     let _ = std::fs::remove_dir_all(&copy);
-    let o = Command::new("cp").arg("-r").arg(&m.out).arg(&copy).status().unwrap();
+    let o = Command::new("cp")
+        .arg("-r")
+        .arg(&m.out)
+        .arg(&copy)
+        .status()
+        .unwrap();
     assert!(o.success());
     std::fs::remove_file(copy.join("evidence/seq-002/strip.jpg")).unwrap();
     let (dom, log) = chromium(&copy.join("report.html"));
-    assert!(dom.contains(r#"data-images="5/6""#), "the missing strip went unnoticed");
+    assert!(
+        dom.contains(r#"data-images="5/6""#),
+        "the missing strip went unnoticed"
+    );
     assert!(dom.contains("Evidence file missing: evidence/seq-002/strip.jpg"));
-    assert!(log.contains("failed to load evidence/seq-002/strip.jpg"), "{log}");
+    assert!(
+        log.contains("failed to load evidence/seq-002/strip.jpg"),
+        "{log}"
+    );
 }
 
 #[test]
@@ -250,13 +294,23 @@ fn evidence_strip_and_clip_frames_are_written() {
 fn review_prints_the_ruling_and_its_paths() {
     let m = made();
     let rs = rulings(&m.rec);
-    let o = bin().arg("review").arg(&m.out).args(["--seq", "2"]).output().unwrap();
+    let o = bin()
+        .arg("review")
+        .arg(&m.out)
+        .args(["--seq", "2"])
+        .output()
+        .unwrap();
     assert!(o.status.success());
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(text.contains(&rs[1].why));
     assert!(text.contains("Strip: ") && text.contains("strip.jpg"));
     assert!(text.contains("Clip: ") && text.contains("seq-002"));
-    let o = bin().arg("review").arg(&m.out).args(["--seq", "9"]).output().unwrap();
+    let o = bin()
+        .arg("review")
+        .arg(&m.out)
+        .args(["--seq", "9"])
+        .output()
+        .unwrap();
     assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(err.lines().count(), 1, "{err}");
@@ -281,7 +335,10 @@ fn bad_decisions_name_the_file_and_line() {
         .unwrap();
     assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains("bad_decisions.jsonl: line 1: not a ruling"), "{err}");
+    assert!(
+        err.contains("bad_decisions.jsonl: line 1: not a ruling"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -310,7 +367,10 @@ fn annotated_video_has_every_frame_with_the_overlay() {
     let mut ann = open(&out.join("annotated.mp4"));
     let count = |c: &VideoCapture| c.get(videoio::CAP_PROP_FRAME_COUNT).unwrap() as u64;
     assert_eq!(count(&ann), count(&src));
-    assert_eq!(ann.get(videoio::CAP_PROP_FPS).unwrap(), src.get(videoio::CAP_PROP_FPS).unwrap());
+    assert_eq!(
+        ann.get(videoio::CAP_PROP_FPS).unwrap(),
+        src.get(videoio::CAP_PROP_FPS).unwrap()
+    );
     let (mut a, mut b) = (opencv::core::Mat::default(), opencv::core::Mat::default());
     assert!(src.read(&mut a).unwrap() && ann.read(&mut b).unwrap());
     assert_eq!(a.size().unwrap(), b.size().unwrap());

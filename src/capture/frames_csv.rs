@@ -59,7 +59,10 @@ pub fn load_frame_times(path: &Path) -> Result<FrameTimes, CaptureError> {
             .parse()
             .map_err(|_| bad(n, format!("t_s `{t}` is not a number")))?;
         if f != t_s.len() {
-            return Err(bad(n, format!("frame {f} where {} was expected", t_s.len())));
+            return Err(bad(
+                n,
+                format!("frame {f} where {} was expected", t_s.len()),
+            ));
         }
         if !t.is_finite() || t_s.last().is_some_and(|p| t < *p) {
             return Err(bad(n, format!("t_s {t} goes back in time")));

@@ -147,7 +147,10 @@ impl VideoReader {
         if !(fps.is_finite() && fps > 0.0) {
             return Err(CaptureError::video(path, "no frame rate in the container"));
         }
-        let frame_count = cap.get(videoio::CAP_PROP_FRAME_COUNT).unwrap_or(0.0).max(0.0) as usize;
+        let frame_count = cap
+            .get(videoio::CAP_PROP_FRAME_COUNT)
+            .unwrap_or(0.0)
+            .max(0.0) as usize;
         Ok(VideoReader {
             path: path.to_path_buf(),
             cap,
@@ -182,7 +185,11 @@ impl VideoReader {
         Ok(VideoReader {
             path: name,
             cap,
-            fps: if fps.is_finite() && fps > 0.0 { fps } else { 30.0 },
+            fps: if fps.is_finite() && fps > 0.0 {
+                fps
+            } else {
+                30.0
+            },
             frame_count: 0,
             next_index: 0,
             clock: Clock::Wall(None),
@@ -209,7 +216,10 @@ impl VideoReader {
     fn decode_error(&self, e: opencv::Error) -> CaptureError {
         CaptureError::video(
             &self.path,
-            format!("frame {}: cannot be decoded: {}", self.next_index, e.message),
+            format!(
+                "frame {}: cannot be decoded: {}",
+                self.next_index, e.message
+            ),
         )
     }
 
@@ -324,7 +334,9 @@ impl GapFinder {
             Some(Gap {
                 from_s: prev,
                 to_s: t_s,
-                missing: ((dt / self.period_s).round() as usize).saturating_sub(1).max(1),
+                missing: ((dt / self.period_s).round() as usize)
+                    .saturating_sub(1)
+                    .max(1),
                 duplicate: false,
             })
         } else if dt < DUPLICATE_PERIODS * self.period_s {

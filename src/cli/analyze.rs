@@ -125,8 +125,7 @@ struct Prepared {
 }
 
 fn prepare(dir: &Path) -> Result<Prepared> {
-    let video = capture::find_video(dir)
-        .map_err(|e| judge_error(JudgeError::Capture(e)))?;
+    let video = capture::find_video(dir).map_err(|e| judge_error(JudgeError::Capture(e)))?;
     let readings_path = dir.join("readings.jsonl");
     let readings = load_readings(&readings_path)?;
     let reader = VideoReader::open_recording(dir).map_err(|e| judge_error(e.into()))?;
@@ -242,7 +241,8 @@ impl FileOutput {
         drop(self.decisions);
         drop(self.events);
         for p in [&self.events_path, &self.decisions_path] {
-            std::fs::rename(part(p), p).with_context(|| format!("renaming {}", part(p).display()))?;
+            std::fs::rename(part(p), p)
+                .with_context(|| format!("renaming {}", part(p).display()))?;
         }
         let _ = std::fs::remove_file(&self.checkpoint_path);
         Ok(())
@@ -312,14 +312,24 @@ struct SavedCheckpoint {
 fn load_resume(out_dir: &Path) -> Result<Option<(Resume, (u64, u64))>> {
     let cp_path = out_dir.join(CHECKPOINT_FILE);
     let events_part = part(&out_dir.join("events.jsonl"));
-    if !cp_path.is_file() || !events_part.is_file() || !part(&out_dir.join("decisions.jsonl")).is_file() {
+    if !cp_path.is_file()
+        || !events_part.is_file()
+        || !part(&out_dir.join("decisions.jsonl")).is_file()
+    {
         return Ok(None);
     }
     let saved: SavedCheckpoint = serde_json::from_slice(
         &std::fs::read(&cp_path).with_context(|| format!("reading {}", cp_path.display()))?,
     )
-    .map_err(|e| InputError::new(&cp_path.display().to_string(), "file", format!("not a checkpoint: {e}")))?;
-    let bytes = std::fs::read(&events_part).with_context(|| format!("reading {}", events_part.display()))?;
+    .map_err(|e| {
+        InputError::new(
+            &cp_path.display().to_string(),
+            "file",
+            format!("not a checkpoint: {e}"),
+        )
+    })?;
+    let bytes = std::fs::read(&events_part)
+        .with_context(|| format!("reading {}", events_part.display()))?;
     let keep = (saved.events_bytes as usize).min(bytes.len());
     let text = String::from_utf8_lossy(&bytes[..keep]);
     let replay = rules::parse::parse_events(&events_part.display().to_string(), &text)?;
@@ -349,8 +359,7 @@ pub fn analyze(
 ) -> Result<()> {
     let p = prepare(dir)?;
     let out_dir = out_dir.map_or_else(|| dir.join("analysis"), Path::to_path_buf);
-    std::fs::create_dir_all(&out_dir)
-        .with_context(|| format!("creating {}", out_dir.display()))?;
+    std::fs::create_dir_all(&out_dir).with_context(|| format!("creating {}", out_dir.display()))?;
     let saved = if resume { load_resume(&out_dir)? } else { None };
     if saved.is_none() {
         let _ = std::fs::remove_file(out_dir.join(CHECKPOINT_FILE));
@@ -570,10 +579,13 @@ pub fn live(args: &LiveArgs, out: &mut dyn Write) -> Result<()> {
             )
         }
         (None, None) => {
-            return Err(InputError::new("live", "arguments", "give --video FILE or --camera N").into())
+            return Err(
+                InputError::new("live", "arguments", "give --video FILE or --camera N").into(),
+            )
         }
     };
-    let measured = measure_layout(&layout_video, None, intrinsics.as_ref()).map_err(detect_error)?;
+    let measured =
+        measure_layout(&layout_video, None, intrinsics.as_ref()).map_err(detect_error)?;
     let map = FieldMap::new(
         measured.image_to_field,
         intrinsics,
@@ -581,7 +593,13 @@ pub fn live(args: &LiveArgs, out: &mut dyn Write) -> Result<()> {
         measured.image_size,
     )
     .map_err(|e| InputError::new(&layout_video.display().to_string(), "layout", e.to_string()))?;
-    let (source, _) = hand_source(&args.hands, Path::new("."), reader.fps, &map, &measured.layout)?;
+    let (source, _) = hand_source(
+        &args.hands,
+        Path::new("."),
+        reader.fps,
+        &map,
+        &measured.layout,
+    )?;
     let opts = RunOptions {
         realtime: args.realtime,
         more_readings: args.readings.clone().map(spawn_readings),

@@ -9,8 +9,8 @@ use crate::rules::model::FieldSize;
 use crate::rules::InputError;
 use anyhow::{Context, Result};
 use opencv::core::{Mat, Vector};
-use opencv::prelude::*;
 use opencv::imgcodecs;
+use opencv::prelude::*;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 

@@ -4,10 +4,10 @@
 pub mod analyze;
 pub mod field;
 pub mod layout;
+pub mod perceive;
 pub mod report;
 pub mod review;
 pub mod score;
-pub mod perceive;
 pub mod simulate;
 
 use crate::rules::{self, InputError};

@@ -60,7 +60,10 @@ fn layout_and_calibration(dir: &Path, out_dir: &Path) -> Result<(rules::Layout, 
     } else {
         let mut sink = std::io::sink();
         crate::cli::layout::layout(dir, Some(out_dir), &mut sink)?;
-        (out_dir.join("layout.json"), out_dir.join("calibration.json"))
+        (
+            out_dir.join("layout.json"),
+            out_dir.join("calibration.json"),
+        )
     };
     let layout = crate::cli::load_layout(&layout_path)?;
     let text = read_text(&cal_path)?;
@@ -85,10 +88,13 @@ fn quiet_ffmpeg() {
 /// The container's frame count, for the progress bar (0 when unknown).
 fn frame_count(path: &Path) -> usize {
     use opencv::prelude::*;
-    opencv::videoio::VideoCapture::from_file(&path.display().to_string(), opencv::videoio::CAP_FFMPEG)
-        .and_then(|c| c.get(opencv::videoio::CAP_PROP_FRAME_COUNT))
-        .map(|n| n.max(0.0) as usize)
-        .unwrap_or(0)
+    opencv::videoio::VideoCapture::from_file(
+        &path.display().to_string(),
+        opencv::videoio::CAP_FFMPEG,
+    )
+    .and_then(|c| c.get(opencv::videoio::CAP_PROP_FRAME_COUNT))
+    .map(|n| n.max(0.0) as usize)
+    .unwrap_or(0)
 }
 
 fn cpu_s() -> f64 {
@@ -162,7 +168,9 @@ pub fn perceive(
         Ok(())
     };
     for f in rx.iter() {
-        let p = perceiver.push(f.index, f.t_s, &f.bgr).map_err(hands_error)?;
+        let p = perceiver
+            .push(f.index, f.t_s, &f.bgr)
+            .map_err(hands_error)?;
         write_frames(&p.frames, &mut hands_out)?;
         for e in &p.events {
             write_json_line(&mut ev_out, e).context("writing events.jsonl")?;

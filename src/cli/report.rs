@@ -29,8 +29,12 @@ pub struct ReportArgs {
 pub fn report_error(e: ReportError) -> anyhow::Error {
     match e {
         ReportError::Input(i) => i.into(),
-        ReportError::Video { path, problem } => InputError::new(&path.display().to_string(), "video", problem).into(),
-        ReportError::Calibration(problem) => InputError::new("calibration.json", "image_to_field", problem).into(),
+        ReportError::Video { path, problem } => {
+            InputError::new(&path.display().to_string(), "video", problem).into()
+        }
+        ReportError::Calibration(problem) => {
+            InputError::new("calibration.json", "image_to_field", problem).into()
+        }
         other => anyhow::Error::new(other),
     }
 }
@@ -38,7 +42,12 @@ pub fn report_error(e: ReportError) -> anyhow::Error {
 fn load_calibration(path: &Path) -> Result<Calibration> {
     let text = read_text(path)?;
     serde_json::from_str(&text).map_err(|e| {
-        InputError::new(&path.display().to_string(), format!("line {}", e.line()), format!("not a calibration: {e}")).into()
+        InputError::new(
+            &path.display().to_string(),
+            format!("line {}", e.line()),
+            format!("not a calibration: {e}"),
+        )
+        .into()
     })
 }
 
@@ -46,17 +55,23 @@ pub fn report(a: &ReportArgs, out: &mut dyn Write) -> Result<()> {
     if !a.dir.is_dir() {
         return Err(InputError::new(&a.dir.display().to_string(), "directory", "not found").into());
     }
-    let pick = |given: &Option<PathBuf>, name: &str| given.clone().unwrap_or_else(|| a.dir.join(name));
+    let pick =
+        |given: &Option<PathBuf>, name: &str| given.clone().unwrap_or_else(|| a.dir.join(name));
     let layout = load_layout(&pick(&a.layout, "layout.json"))?;
     let readings = load_readings(&pick(&a.readings, "readings.jsonl"))?;
     let events = load_events(&pick(&a.events, "truth.jsonl"))?;
     let dpath = pick(&a.decisions, "truth_decisions.jsonl");
-    let (rulings, result) = report::parse_decisions(&dpath.display().to_string(), &read_text(&dpath)?)?;
+    let (rulings, result) =
+        report::parse_decisions(&dpath.display().to_string(), &read_text(&dpath)?)?;
     let calibration = match &a.calibration {
         Some(c) => Some(load_calibration(c)?),
         None => {
             let c = a.dir.join("calibration.json");
-            if c.is_file() { Some(load_calibration(&c)?) } else { None }
+            if c.is_file() {
+                Some(load_calibration(&c)?)
+            } else {
+                None
+            }
         }
     };
     let hands = match &a.hands {
@@ -68,7 +83,9 @@ pub fn report(a: &ReportArgs, out: &mut dyn Write) -> Result<()> {
     } else {
         match &a.video {
             Some(v) => Some(v.clone()),
-            None => Some(crate::detect::video::find_video(&a.dir).map_err(|e| InputError::new(&a.dir.display().to_string(), "video", e.to_string()))?),
+            None => Some(crate::detect::video::find_video(&a.dir).map_err(|e| {
+                InputError::new(&a.dir.display().to_string(), "video", e.to_string())
+            })?),
         }
     };
     let title = a
@@ -92,14 +109,24 @@ pub fn report(a: &ReportArgs, out: &mut dyn Write) -> Result<()> {
     let paths = report::write_report(&a.out, &input).map_err(report_error)?;
     writeln!(out, "page: {}", paths.html.display())?;
     writeln!(out, "review data: {}", paths.review_json.display())?;
-    writeln!(out, "evidence: {} rulings, {} clip frames", paths.evidence.len(), paths.evidence.iter().map(|e| e.clip.len()).sum::<usize>())?;
+    writeln!(
+        out,
+        "evidence: {} rulings, {} clip frames",
+        paths.evidence.len(),
+        paths.evidence.iter().map(|e| e.clip.len()).sum::<usize>()
+    )?;
     if let Some(v) = &paths.annotated {
         writeln!(out, "annotated video: {}", v.display())?;
     }
     writeln!(
         out,
         "time: {}",
-        paths.timings_s.iter().map(|(k, t)| format!("{k} {t:.2} s")).collect::<Vec<_>>().join(", ")
+        paths
+            .timings_s
+            .iter()
+            .map(|(k, t)| format!("{k} {t:.2} s"))
+            .collect::<Vec<_>>()
+            .join(", ")
     )?;
     Ok(())
 }

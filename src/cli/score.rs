@@ -40,7 +40,10 @@ pub struct Score {
     pub wrong: Vec<String>,
 }
 
-fn load_lines<T: serde::de::DeserializeOwned>(path: &Path, kind_filter: Option<&str>) -> Result<Vec<T>> {
+fn load_lines<T: serde::de::DeserializeOwned>(
+    path: &Path,
+    kind_filter: Option<&str>,
+) -> Result<Vec<T>> {
     let text = read_text(path)?;
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
@@ -48,7 +51,11 @@ fn load_lines<T: serde::de::DeserializeOwned>(path: &Path, kind_filter: Option<&
             continue;
         }
         let v: serde_json::Value = serde_json::from_str(line).map_err(|e| {
-            InputError::new(&path.display().to_string(), format!("line {}", i + 1), e.to_string())
+            InputError::new(
+                &path.display().to_string(),
+                format!("line {}", i + 1),
+                e.to_string(),
+            )
         })?;
         if let Some(k) = kind_filter {
             if v.get("kind").and_then(|k| k.as_str()) != Some(k) {
@@ -56,7 +63,11 @@ fn load_lines<T: serde::de::DeserializeOwned>(path: &Path, kind_filter: Option<&
             }
         }
         out.push(serde_json::from_value(v).map_err(|e| {
-            InputError::new(&path.display().to_string(), format!("line {}", i + 1), e.to_string())
+            InputError::new(
+                &path.display().to_string(),
+                format!("line {}", i + 1),
+                e.to_string(),
+            )
         })?);
     }
     Ok(out)
@@ -156,7 +167,9 @@ pub fn score_dirs(truth_dir: &Path, out_dir: &Path) -> Result<Score> {
     // Every true `out` against the analysis's `out` of the same card.
     let frame_s = if s.fps > 0.0 { 1.0 / s.fps } else { 0.0 };
     for e in &truth_events {
-        let EventKind::Out { poem, .. } = e.what else { continue };
+        let EventKind::Out { poem, .. } = e.what else {
+            continue;
+        };
         s.outs_true += 1;
         let found = our_events
             .iter()
@@ -231,7 +244,15 @@ fn fouls_text(r: &Ruling) -> String {
         return "-".into();
     }
     f.iter()
-        .map(|(p, k)| format!("{p} {}", serde_json::to_value(k).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default()))
+        .map(|(p, k)| {
+            format!(
+                "{p} {}",
+                serde_json::to_value(k)
+                    .ok()
+                    .and_then(|v| v.as_str().map(String::from))
+                    .unwrap_or_default()
+            )
+        })
         .collect::<Vec<_>>()
         .join(", ")
 }
@@ -253,7 +274,9 @@ pub fn table(truth_dir: &Path, out_dir: &Path, out: &mut dyn Write) -> Result<()
                 take_text(o),
                 fouls_text(o),
                 take_of(o) == take_of(t) && fouls_of(o) == fouls_of(t),
-                o.needs_review.as_ref().map_or(String::new(), |r| r.reason.clone()),
+                o.needs_review
+                    .as_ref()
+                    .map_or(String::new(), |r| r.reason.clone()),
             ),
             None => ("(not ruled)".into(), String::new(), false, String::new()),
         };

@@ -164,7 +164,12 @@ fn hand_regions(union: &[f32]) -> Result<(Mat, Vec<(i32, Rect, i32)>), HandsErro
 /// The convex outline of one region at sub-cell precision: the union logits around it
 /// (other regions pushed down) resampled eight times finer, thresholded at 0.5, hull of
 /// the largest contour. Cell coordinates.
-fn outline_cells(union: &[f32], labels: &[i32], label: i32, r: Rect) -> Result<Vec<[f64; 2]>, HandsError> {
+fn outline_cells(
+    union: &[f32],
+    labels: &[i32],
+    label: i32,
+    r: Rect,
+) -> Result<Vec<[f64; 2]>, HandsError> {
     let pad = 2;
     let x0 = (r.x - pad).max(0);
     let y0 = (r.y - pad).max(0);
@@ -274,9 +279,20 @@ pub fn decode(m: &Maps) -> Result<Vec<HandObs>, HandsError> {
     }
     // Regions the network is unsure of as a whole are not hands.
     let keep: Vec<bool> = conf.iter().map(|c| *c >= MIN_HAND_CONF).collect();
-    let pick = |v: Vec<f64>| -> Vec<f64> { v.into_iter().zip(&keep).filter(|(_, k)| **k).map(|(x, _)| x).collect() };
+    let pick = |v: Vec<f64>| -> Vec<f64> {
+        v.into_iter()
+            .zip(&keep)
+            .filter(|(_, k)| **k)
+            .map(|(x, _)| x)
+            .collect()
+    };
     let (p_a, mut p_left, conf) = (pick(p_a), pick(p_left), pick(conf));
-    let regions: Vec<(i32, Rect, i32)> = regions.into_iter().zip(&keep).filter(|(_, k)| **k).map(|(r, _)| r).collect();
+    let regions: Vec<(i32, Rect, i32)> = regions
+        .into_iter()
+        .zip(&keep)
+        .filter(|(_, k)| **k)
+        .map(|(r, _)| r)
+        .collect();
     let label_index = |l: i32| regions.iter().position(|(rl, _, _)| *rl == l);
     let mut tips: Vec<Vec<(f32, [f64; 2])>> = vec![Vec::new(); regions.len()];
     for (x, y, p) in peaks(m, TIP_MAP, TIP_MIN_P) {
@@ -320,7 +336,10 @@ pub fn decode(m: &Maps) -> Result<Vec<HandObs>, HandsError> {
         let mut far = -1.0;
         for (i, li) in labels.iter().enumerate() {
             if li == l {
-                let c = m.cell_to_px((i % OUT_W_CELLS) as f64 + 0.5, (i / OUT_W_CELLS) as f64 + 0.5);
+                let c = m.cell_to_px(
+                    (i % OUT_W_CELLS) as f64 + 0.5,
+                    (i / OUT_W_CELLS) as f64 + 0.5,
+                );
                 let d = dist2(c, fc);
                 if d > far {
                     far = d;

@@ -72,7 +72,10 @@ impl Maps {
     /// The same, kept inside the frame (outlines stop at its edge).
     pub fn cell_to_px_clipped(&self, x_cells: f64, y_cells: f64) -> [f64; 2] {
         let [x, y] = self.cell_to_px(x_cells, y_cells);
-        [x.clamp(0.0, self.frame_px[0]), y.clamp(0.0, self.frame_px[1])]
+        [
+            x.clamp(0.0, self.frame_px[0]),
+            y.clamp(0.0, self.frame_px[1]),
+        ]
     }
 }
 
@@ -92,7 +95,14 @@ pub fn shrink(frame: &Mat) -> Result<SmallFrame, HandsError> {
     let sw = ((w * scale).round() as i32).clamp(1, MODEL_IN_W_PX as i32);
     let sh = ((h * scale).round() as i32).clamp(1, MODEL_IN_H_PX as i32);
     let mut small = Mat::default();
-    imgproc::resize(frame, &mut small, Size::new(sw, sh), 0.0, 0.0, imgproc::INTER_AREA)?;
+    imgproc::resize(
+        frame,
+        &mut small,
+        Size::new(sw, sh),
+        0.0,
+        0.0,
+        imgproc::INTER_AREA,
+    )?;
     let mut bgr = Mat::new_rows_cols_with_default(
         MODEL_IN_H_PX as i32,
         MODEL_IN_W_PX as i32,
@@ -207,18 +217,21 @@ fn load_tract(path: &Path) -> Result<TractPlan, String> {
         .collect();
     match dims {
         Some(d) if d == want => {}
-        Some(d) => {
-            return Err(format!(
-                "input shape is {d:?}, expected {want:?} (1 x 3 x {MODEL_IN_H_PX} x {MODEL_IN_W_PX})"
-            ))
-        }
+        Some(d) => return Err(format!(
+            "input shape is {d:?}, expected {want:?} (1 x 3 x {MODEL_IN_H_PX} x {MODEL_IN_W_PX})"
+        )),
         None => return Err(format!("input shape is not fixed, expected {want:?}")),
     }
     model
         .with_input_fact(0, f32::fact(want).into())
         .and_then(|m| m.into_optimized())
         .and_then(|m| m.into_runnable())
-        .map_err(|e| format!("cannot be prepared for 1x3x{MODEL_IN_H_PX}x{MODEL_IN_W_PX}: {}", root_cause(&e)))
+        .map_err(|e| {
+            format!(
+                "cannot be prepared for 1x3x{MODEL_IN_H_PX}x{MODEL_IN_W_PX}: {}",
+                root_cause(&e)
+            )
+        })
 }
 
 fn root_cause(e: &anyhow::Error) -> String {
@@ -242,7 +255,10 @@ fn load_ort(path: &Path, threads: usize) -> Result<Engine, String> {
 }
 
 #[cfg(feature = "ort")]
-fn run_ort(session: &std::sync::Mutex<ort::session::Session>, input: Vec<f32>) -> Result<Vec<f32>, HandsError> {
+fn run_ort(
+    session: &std::sync::Mutex<ort::session::Session>,
+    input: Vec<f32>,
+) -> Result<Vec<f32>, HandsError> {
     let err = |e: String| HandsError::Inference(e);
     let arr = ndarray::Array4::from_shape_vec((1, 3, MODEL_IN_H_PX, MODEL_IN_W_PX), input)
         .map_err(|e| err(e.to_string()))?;

@@ -219,10 +219,7 @@ impl Perceiver {
             None => 1,
         }
         .max(1);
-        let due = self
-            .last
-            .as_ref()
-            .is_none_or(|s| frame >= s.frame + stride);
+        let due = self.last.as_ref().is_none_or(|s| frame >= s.frame + stride);
         if !due {
             self.ring.push_back((frame, t_s, small));
             return Ok(Perceived::default());
@@ -351,11 +348,15 @@ impl Perceiver {
         };
         let (f, t, small) = {
             let (f, t, s) = &self.ring[i];
-            (*f, *t, SmallFrame {
-                bgr: s.bgr.clone(),
-                scale: s.scale,
-                frame_px: s.frame_px,
-            })
+            (
+                *f,
+                *t,
+                SmallFrame {
+                    bgr: s.bgr.clone(),
+                    scale: s.scale,
+                    frame_px: s.frame_px,
+                },
+            )
         };
         let m = self.sample(f, t, &small)?;
         self.refine(a, &m, out)?;
@@ -432,18 +433,18 @@ impl Perceiver {
                         out.push(ev);
                         next.contact = Some(poem);
                     } else {
-                        next.contact = if o.contact == st.contact { st.contact } else { None };
+                        next.contact = if o.contact == st.contact {
+                            st.contact
+                        } else {
+                            None
+                        };
                     }
                     next.pending_contact = None;
                 }
                 None => match o.contact {
                     Some(poem) if st.contact != Some(poem) => {
-                        let t = crossing(
-                            ta,
-                            b.t_s,
-                            pa - CONTACT_MIN_P,
-                            o.contact_p - CONTACT_MIN_P,
-                        );
+                        let t =
+                            crossing(ta, b.t_s, pa - CONTACT_MIN_P, o.contact_p - CONTACT_MIN_P);
                         let ev = Event {
                             t_s: t,
                             what: EventKind::Touch {

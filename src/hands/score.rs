@@ -118,7 +118,14 @@ pub fn polygon_iou(a: &[[f64; 2]], b: &[[f64; 2]]) -> Result<f64, HandsError> {
             .collect();
         let mut v: Vector<Vector<Point>> = Vector::new();
         v.push(pts);
-        imgproc::fill_poly(&mut m, &v, Scalar::all(1.0), imgproc::LINE_8, 4, Point::new(0, 0))?;
+        imgproc::fill_poly(
+            &mut m,
+            &v,
+            Scalar::all(1.0),
+            imgproc::LINE_8,
+            4,
+            Point::new(0, 0),
+        )?;
         Ok(m)
     };
     let (ma, mb) = (raster(a)?, raster(b)?);
@@ -128,7 +135,11 @@ pub fn polygon_iou(a: &[[f64; 2]], b: &[[f64; 2]]) -> Result<f64, HandsError> {
         inter += (*x & *y) as usize;
         uni += (*x | *y) as usize;
     }
-    Ok(if uni == 0 { 0.0 } else { inter as f64 / uni as f64 })
+    Ok(if uni == 0 {
+        0.0
+    } else {
+        inter as f64 / uni as f64
+    })
 }
 
 /// Scores the frames the network ran on against their labels, and the events against
@@ -180,8 +191,9 @@ pub fn score(
                 }
                 let iou = polygon_iou(&lh.outline_px, &o.outline_px)?;
                 let tip_ok = o.fingertips_px.iter().any(|t| {
-                    tips.iter()
-                        .any(|l| ((t[0] - l[0]).powi(2) + (t[1] - l[1]).powi(2)).sqrt() < MATCH_TIP_PX)
+                    tips.iter().any(|l| {
+                        ((t[0] - l[0]).powi(2) + (t[1] - l[1]).powi(2)).sqrt() < MATCH_TIP_PX
+                    })
                 });
                 if (iou >= MATCH_MIN_IOU || tip_ok) && best.is_none_or(|(_, b)| iou > b) {
                     best = Some((i, iou));
@@ -233,7 +245,9 @@ pub fn score(
         let found = our_touches
             .iter()
             .enumerate()
-            .filter(|(i, o)| !taken[*i] && same_touch(t, o) && (o.t_s - t.t_s).abs() <= TOUCH_PAIR_S)
+            .filter(|(i, o)| {
+                !taken[*i] && same_touch(t, o) && (o.t_s - t.t_s).abs() <= TOUCH_PAIR_S
+            })
             .min_by(|a, b| (a.1.t_s - t.t_s).abs().total_cmp(&(b.1.t_s - t.t_s).abs()));
         match found {
             Some((i, o)) => {

@@ -72,8 +72,8 @@ impl LabelHands {
             };
             self.line_no += 1;
             let line = line.map_err(|e| self.bad(e.to_string()))?;
-            let l: FrameLine =
-                serde_json::from_str(&line).map_err(|e| self.bad(format!("not a frame label: {e}")))?;
+            let l: FrameLine = serde_json::from_str(&line)
+                .map_err(|e| self.bad(format!("not a frame label: {e}")))?;
             if l.frame >= frame {
                 return Ok(Some(l));
             }

@@ -17,8 +17,8 @@ use crate::detect::layout::MeasuredLayout;
 use crate::field::FieldMap;
 use crate::rules::model::{Event, EventKind, MatchResult, Reading};
 use crate::track::{CardTracker, HandSeen, TrackError, TrackerState};
-use serde::{Deserialize, Serialize};
 use opencv::core::Mat;
+use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 use std::time::Instant;
 

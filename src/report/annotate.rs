@@ -24,7 +24,11 @@ const MARKER_HOLD_S: f64 = 0.5;
 const ANNOTATED_CRF: &str = "26";
 
 /// Writes `out/annotated.mp4`; returns its path.
-pub fn write_annotated(out: &Path, input: &ReportInput, video: &Path) -> Result<std::path::PathBuf, ReportError> {
+pub fn write_annotated(
+    out: &Path,
+    input: &ReportInput,
+    video: &Path,
+) -> Result<std::path::PathBuf, ReportError> {
     let mut reader = FrameReader::open(video)?;
     let (w, h) = (reader.width_px, reader.height_px);
     let field = match &input.calibration {
@@ -47,18 +51,42 @@ pub fn write_annotated(out: &Path, input: &ReportInput, video: &Path) -> Result<
     };
     let path = out.join("annotated.mp4");
     let mut child = Command::new("ffmpeg")
-        .args(["-v", "error", "-y", "-f", "rawvideo", "-pix_fmt", "bgr24", "-s"])
+        .args([
+            "-v", "error", "-y", "-f", "rawvideo", "-pix_fmt", "bgr24", "-s",
+        ])
         .arg(format!("{w}x{h}"))
         .arg("-r")
         .arg(format!("{}", reader.fps))
-        .args(["-i", "-", "-c:v", "libx264", "-preset", "ultrafast", "-crf", ANNOTATED_CRF, "-pix_fmt", "yuv420p"])
+        .args([
+            "-i",
+            "-",
+            "-c:v",
+            "libx264",
+            "-preset",
+            "ultrafast",
+            "-crf",
+            ANNOTATED_CRF,
+            "-pix_fmt",
+            "yuv420p",
+        ])
         .arg(&path)
         .stdin(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .map_err(|e| ReportError::Ffmpeg(format!("cannot start it (install the Debian package `ffmpeg`): {e}")))?;
-    let mut stdin = child.stdin.take().ok_or_else(|| ReportError::Ffmpeg("no pipe to it".into()))?;
-    let view = View { x0: 0.0, y0: 0.0, scale: 1.0 };
+        .map_err(|e| {
+            ReportError::Ffmpeg(format!(
+                "cannot start it (install the Debian package `ffmpeg`): {e}"
+            ))
+        })?;
+    let mut stdin = child
+        .stdin
+        .take()
+        .ok_or_else(|| ReportError::Ffmpeg("no pipe to it".into()))?;
+    let view = View {
+        x0: 0.0,
+        y0: 0.0,
+        scale: 1.0,
+    };
     let mut board_events = usize::MAX;
     let mut cards = Vec::new();
     let mut layer: Option<Layer> = None;
@@ -68,7 +96,11 @@ pub fn write_annotated(out: &Path, input: &ReportInput, video: &Path) -> Result<
         while let Some(mut img) = reader.read(index)? {
             let t = reader.t_s(index);
             let passed = input.events.partition_point(|e| e.t_s <= t);
-            let reading = input.readings.iter().rposition(|r| r.kami_start_s <= t).map(|i| &input.readings[i]);
+            let reading = input
+                .readings
+                .iter()
+                .rposition(|r| r.kami_start_s <= t)
+                .map(|i| &input.readings[i]);
             let ruling = reading.and_then(|rd| input.rulings.iter().find(|r| r.seq == rd.seq));
             let poem = ruling.map(|r| r.poem);
             if let Some(f) = &field {
@@ -78,7 +110,9 @@ pub fn write_annotated(out: &Path, input: &ReportInput, video: &Path) -> Result<
                     layer_poem = poem;
                     cards = f.cards_px(&facts::cards_at(&input.layout, &input.events, t))?;
                     let size = img.size()?;
-                    layer = Some(Layer::render(size, &|m: &mut opencv::core::Mat| draw::draw_field(m, &view, f, &cards, poem))?);
+                    layer = Some(Layer::render(size, &|m: &mut opencv::core::Mat| {
+                        draw::draw_field(m, &view, f, &cards, poem)
+                    })?);
                 }
             }
             if let Some(l) = &layer {
@@ -105,10 +139,25 @@ pub fn write_annotated(out: &Path, input: &ReportInput, video: &Path) -> Result<
                     EventKind::Contact { .. } => "hands in contact".into(),
                     EventKind::Unseen { what, .. } => format!("unseen: {what}"),
                 };
-                draw::label_at(&mut img, &text, Point::new(8, h - 26 - 20 * k as i32), 0.5, bgr("#ffd600"), false)?;
+                draw::label_at(
+                    &mut img,
+                    &text,
+                    Point::new(8, h - 26 - 20 * k as i32),
+                    0.5,
+                    bgr("#ffd600"),
+                    false,
+                )?;
                 if let EventKind::Touch { poem, .. } = &e.what {
                     if let Some(c) = cards.iter().find(|c| c.poem == Some(*poem)) {
-                        imgproc::circle(&mut img, view.pt(c.centre_px), 14, bgr("#ff1744"), 2, imgproc::LINE_AA, 0)?;
+                        imgproc::circle(
+                            &mut img,
+                            view.pt(c.centre_px),
+                            14,
+                            bgr("#ff1744"),
+                            2,
+                            imgproc::LINE_AA,
+                            0,
+                        )?;
                     }
                 }
             }
@@ -117,19 +166,49 @@ pub fn write_annotated(out: &Path, input: &ReportInput, video: &Path) -> Result<
                     "t {t:.3} s   reading {}   poem {}   {}{}",
                     rd.seq,
                     r.poem,
-                    if t >= r.decided_s { format!("kimari-ji complete {:+.0} ms", (t - r.decided_s) * 1000.0) } else { "kimari-ji not yet complete".into() },
-                    r.take.as_ref().filter(|k| t >= k.t_s).map_or(String::new(), |k| format!("   take {}", k.player))
+                    if t >= r.decided_s {
+                        format!("kimari-ji complete {:+.0} ms", (t - r.decided_s) * 1000.0)
+                    } else {
+                        "kimari-ji not yet complete".into()
+                    },
+                    r.take
+                        .as_ref()
+                        .filter(|k| t >= k.t_s)
+                        .map_or(String::new(), |k| format!("   take {}", k.player))
                 ),
                 _ => format!("t {t:.3} s   before the first reading"),
             };
             // Sized to the frame: the banner must fit left of the kimari-ji box.
             let banner_scale = (w as f64 / 1280.0 * 0.7).clamp(0.35, 0.9);
-            draw::label_at(&mut img, &banner, Point::new(8, 6), banner_scale, Scalar::all(255.0), false)?;
+            draw::label_at(
+                &mut img,
+                &banner,
+                Point::new(8, 6),
+                banner_scale,
+                Scalar::all(255.0),
+                false,
+            )?;
             if let (Some(f), Some(r)) = (ft.as_mut(), ruling) {
                 if t >= r.decided_s {
                     let org = Point::new(w - 130, 8);
-                    imgproc::rectangle(&mut img, opencv::core::Rect::new(org.x - 6, org.y - 2, 126, 40), Scalar::all(20.0), -1, imgproc::LINE_8, 0)?;
-                    f.put_text(&mut img, &r.kimariji, org, 32, bgr("#ffd600"), -1, imgproc::LINE_AA, false)?;
+                    imgproc::rectangle(
+                        &mut img,
+                        opencv::core::Rect::new(org.x - 6, org.y - 2, 126, 40),
+                        Scalar::all(20.0),
+                        -1,
+                        imgproc::LINE_8,
+                        0,
+                    )?;
+                    f.put_text(
+                        &mut img,
+                        &r.kimariji,
+                        org,
+                        32,
+                        bgr("#ffd600"),
+                        -1,
+                        imgproc::LINE_AA,
+                        false,
+                    )?;
                 }
             }
             stdin
@@ -140,10 +219,14 @@ pub fn write_annotated(out: &Path, input: &ReportInput, video: &Path) -> Result<
         Ok(())
     })();
     drop(stdin);
-    let done = child.wait_with_output().map_err(|e| ReportError::Ffmpeg(e.to_string()))?;
+    let done = child
+        .wait_with_output()
+        .map_err(|e| ReportError::Ffmpeg(e.to_string()))?;
     write_result?;
     if !done.status.success() {
-        return Err(ReportError::Ffmpeg(String::from_utf8_lossy(&done.stderr).trim().to_string()));
+        return Err(ReportError::Ffmpeg(
+            String::from_utf8_lossy(&done.stderr).trim().to_string(),
+        ));
     }
     Ok(path)
 }

@@ -21,7 +21,12 @@ const LINE_SAMPLE_MM: f64 = 10.0;
 
 pub fn bgr(hex: &str) -> Scalar {
     let v = u32::from_str_radix(hex.trim_start_matches('#'), 16).unwrap_or(0);
-    Scalar::new((v & 0xff) as f64, ((v >> 8) & 0xff) as f64, ((v >> 16) & 0xff) as f64, 0.0)
+    Scalar::new(
+        (v & 0xff) as f64,
+        ((v >> 8) & 0xff) as f64,
+        ((v >> 16) & 0xff) as f64,
+        0.0,
+    )
 }
 
 pub fn player_colour(p: Player) -> Scalar {
@@ -61,14 +66,21 @@ impl FieldPx {
             let c = r.corners();
             for i in 0..4 {
                 let (a, b) = (c[i], c[(i + 1) % 4]);
-                let len = ((b.x_mm - a.x_mm).hypot(b.y_mm - a.y_mm) / LINE_SAMPLE_MM).ceil() as usize;
+                let len =
+                    ((b.x_mm - a.x_mm).hypot(b.y_mm - a.y_mm) / LINE_SAMPLE_MM).ceil() as usize;
                 let pts: Vec<Pt> = (0..=len.max(1))
                     .map(|k| {
                         let f = k as f64 / len.max(1) as f64;
-                        Pt::new(a.x_mm + (b.x_mm - a.x_mm) * f, a.y_mm + (b.y_mm - a.y_mm) * f)
+                        Pt::new(
+                            a.x_mm + (b.x_mm - a.x_mm) * f,
+                            a.y_mm + (b.y_mm - a.y_mm) * f,
+                        )
                     })
                     .collect();
-                lines_px.push(map.to_image(&pts).map_err(|e| ReportError::Calibration(e.to_string()))?);
+                lines_px.push(
+                    map.to_image(&pts)
+                        .map_err(|e| ReportError::Calibration(e.to_string()))?,
+                );
             }
         }
         Ok(FieldPx { map, lines_px })
@@ -180,12 +192,28 @@ pub fn draw_field(
 }
 
 /// Small text centred on `at`, light on a dark outline, so the card under it stays visible.
-pub fn outlined_text(img: &mut Mat, text: &str, at: Point, scale: f64, colour: Scalar) -> Result<(), ReportError> {
+pub fn outlined_text(
+    img: &mut Mat,
+    text: &str,
+    at: Point,
+    scale: f64,
+    colour: Scalar,
+) -> Result<(), ReportError> {
     let mut base = 0;
     let sz = imgproc::get_text_size(text, imgproc::FONT_HERSHEY_SIMPLEX, scale, 1, &mut base)?;
     let org = Point::new(at.x - sz.width / 2, at.y + sz.height / 2);
     for (c, t) in [(Scalar::all(0.0), 3), (colour, 1)] {
-        imgproc::put_text(img, text, org, imgproc::FONT_HERSHEY_SIMPLEX, scale, c, t, imgproc::LINE_AA, false)?;
+        imgproc::put_text(
+            img,
+            text,
+            org,
+            imgproc::FONT_HERSHEY_SIMPLEX,
+            scale,
+            c,
+            t,
+            imgproc::LINE_AA,
+            false,
+        )?;
     }
     Ok(())
 }
@@ -201,7 +229,13 @@ pub fn label_at(
 ) -> Result<(), ReportError> {
     let mut base = 0;
     let thickness = if scale >= 0.6 { 2 } else { 1 };
-    let sz = imgproc::get_text_size(text, imgproc::FONT_HERSHEY_SIMPLEX, scale, thickness, &mut base)?;
+    let sz = imgproc::get_text_size(
+        text,
+        imgproc::FONT_HERSHEY_SIMPLEX,
+        scale,
+        thickness,
+        &mut base,
+    )?;
     let (x, y) = if centred {
         (at.x - sz.width / 2, at.y + sz.height / 2)
     } else {
@@ -258,16 +292,40 @@ pub fn draw_hands(
     for h in hands {
         let colour = player_colour(h.player);
         if h.outline_px.len() >= 3 {
-            imgproc::polylines(img, &poly(v, &h.outline_px), true, colour, 2, imgproc::LINE_AA, 0)?;
+            imgproc::polylines(
+                img,
+                &poly(v, &h.outline_px),
+                true,
+                colour,
+                2,
+                imgproc::LINE_AA,
+                0,
+            )?;
         }
         for (name, p) in &h.keypoints_px {
             if name != "wrist" {
-                imgproc::circle(img, v.pt(*p), (r / 2).max(2), colour, -1, imgproc::LINE_AA, 0)?;
+                imgproc::circle(
+                    img,
+                    v.pt(*p),
+                    (r / 2).max(2),
+                    colour,
+                    -1,
+                    imgproc::LINE_AA,
+                    0,
+                )?;
             }
         }
         for p in contact_points(h, cards) {
             imgproc::circle(img, v.pt(p), r + 3, bgr(CONTACT), 2, imgproc::LINE_AA, 0)?;
-            imgproc::circle(img, v.pt(p), r + 6, Scalar::all(255.0), 1, imgproc::LINE_AA, 0)?;
+            imgproc::circle(
+                img,
+                v.pt(p),
+                r + 6,
+                Scalar::all(255.0),
+                1,
+                imgproc::LINE_AA,
+                0,
+            )?;
         }
     }
     Ok(())

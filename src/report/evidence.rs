@@ -98,7 +98,10 @@ fn write_jpeg(path: &Path, img: &Mat, quality: i32) -> Result<(), ReportError> {
     if ok {
         Ok(())
     } else {
-        Err(ReportError::write(path, std::io::Error::other("the JPEG encoder refused it")))
+        Err(ReportError::write(
+            path,
+            std::io::Error::other("the JPEG encoder refused it"),
+        ))
     }
 }
 
@@ -108,8 +111,16 @@ fn mkdir(path: &Path) -> Result<(), ReportError> {
 
 fn event_text(e: &Event) -> Option<String> {
     Some(match &e.what {
-        EventKind::Touch { player, hand, poem, direct } => {
-            format!("touch {player} ({hand}) card {poem}{}", if *direct { "" } else { " (struck)" })
+        EventKind::Touch {
+            player,
+            hand,
+            poem,
+            direct,
+        } => {
+            format!(
+                "touch {player} ({hand}) card {poem}{}",
+                if *direct { "" } else { " (struck)" }
+            )
         }
         EventKind::Out { poem, by, .. } => format!("card {poem} out (by {by:?})"),
         EventKind::Enter { player, hand } => format!("{player} {hand} hand enters"),
@@ -130,7 +141,11 @@ pub struct EvidenceRun {
 }
 
 /// Writes every ruling's strip and clip under `out/evidence/`.
-pub fn write_evidence(out: &Path, input: &ReportInput, video: &Path) -> Result<EvidenceRun, ReportError> {
+pub fn write_evidence(
+    out: &Path,
+    input: &ReportInput,
+    video: &Path,
+) -> Result<EvidenceRun, ReportError> {
     let mut jpeg_s = 0.0;
     let mut reader = FrameReader::open(video)?;
     let size = Size::new(reader.width_px, reader.height_px);
@@ -153,27 +168,48 @@ pub fn write_evidence(out: &Path, input: &ReportInput, video: &Path) -> Result<E
             .collect::<BTreeSet<_>>()
             .into_iter()
             .collect();
-        let c0 = reader.index_at(focus.deciding_t_s - CLIP_BEFORE_S).min(last_frame);
-        let c1 = reader.index_at(focus.deciding_t_s + CLIP_AFTER_S).min(last_frame);
+        let c0 = reader
+            .index_at(focus.deciding_t_s - CLIP_BEFORE_S)
+            .min(last_frame);
+        let c1 = reader
+            .index_at(focus.deciding_t_s + CLIP_AFTER_S)
+            .min(last_frame);
         let clip: Vec<u64> = (c0..=c1).collect();
         let cards_now = facts::cards_at(&input.layout, &input.events, focus.deciding_t_s - 1e-3);
         let cards = match &field {
             Some(f) => f.cards_px(&cards_now)?,
             None => Vec::new(),
         };
-        let centre_card = cards.iter().find(|c| c.poem.is_some() && c.poem == focus.poem);
+        let centre_card = cards
+            .iter()
+            .find(|c| c.poem.is_some() && c.poem == focus.poem);
         let (centre, card_h_px) = match (centre_card, &field, focus.at_mm) {
-            (Some(c), _, _) => (c.centre_px, (c.corners_px[0][0] - c.corners_px[3][0]).hypot(c.corners_px[0][1] - c.corners_px[3][1])),
+            (Some(c), _, _) => (
+                c.centre_px,
+                (c.corners_px[0][0] - c.corners_px[3][0])
+                    .hypot(c.corners_px[0][1] - c.corners_px[3][1]),
+            ),
             (None, Some(f), Some((x, y))) => {
-                let p = f.map.to_image(&[crate::rules::geometry::Pt::new(x, y)]).map_err(|e| ReportError::Calibration(e.to_string()))?;
+                let p = f
+                    .map
+                    .to_image(&[crate::rules::geometry::Pt::new(x, y)])
+                    .map_err(|e| ReportError::Calibration(e.to_string()))?;
                 (p[0], size.height as f64 / 8.0)
             }
-            _ => ([size.width as f64 / 2.0, size.height as f64 / 2.0], size.height as f64 / 4.0),
+            _ => (
+                [size.width as f64 / 2.0, size.height as f64 / 2.0],
+                size.height as f64 / 4.0,
+            ),
         };
         let tile_side = TILE_CARD_HEIGHTS * card_h_px;
         let tile_crop = draw::crop_around(centre, tile_side, tile_side, size);
         let clip_h = CLIP_CARD_HEIGHTS * card_h_px;
-        let clip_crop = draw::crop_around(centre, clip_h * CLIP_W_PX as f64 / CLIP_H_PX as f64, clip_h, size);
+        let clip_crop = draw::crop_around(
+            centre,
+            clip_h * CLIP_W_PX as f64 / CLIP_H_PX as f64,
+            clip_h,
+            size,
+        );
         // Keep the clip's aspect when the frame clamps one side.
         let clip_crop = fit_aspect(clip_crop, CLIP_W_PX as f64 / CLIP_H_PX as f64, centre, size);
         let t0 = reader.t_s(c0) - 1e-9;
@@ -192,45 +228,83 @@ pub fn write_evidence(out: &Path, input: &ReportInput, video: &Path) -> Result<E
             match &field {
                 Some(f) => {
                     let v = view_of(crop, out);
-                    Ok(Some(Layer::render(out, &|img: &mut Mat| draw::draw_field(img, &v, f, &cards, focus.poem))?))
+                    Ok(Some(Layer::render(out, &|img: &mut Mat| {
+                        draw::draw_field(img, &v, f, &cards, focus.poem)
+                    })?))
                 }
                 None => Ok(None),
             }
         };
         let tile_layer = layer(tile_crop, Size::new(TILE_PX, TILE_PX))?;
         let clip_layer = layer(clip_crop, Size::new(CLIP_W_PX, CLIP_H_PX))?;
-        plans.push(Plan { ruling: r, focus, strip, clip, tile_crop, clip_crop, cards, events, dir, tile_layer, clip_layer });
+        plans.push(Plan {
+            ruling: r,
+            focus,
+            strip,
+            clip,
+            tile_crop,
+            clip_crop,
+            cards,
+            events,
+            dir,
+            tile_layer,
+            clip_layer,
+        });
     }
 
     let mut jobs: BTreeMap<u64, Vec<Job>> = BTreeMap::new();
     for (i, p) in plans.iter().enumerate() {
         for (slot, f) in p.strip.iter().enumerate() {
-            jobs.entry(*f).or_default().push(Job::Tile { ruling: i, slot });
+            jobs.entry(*f)
+                .or_default()
+                .push(Job::Tile { ruling: i, slot });
         }
         for (slot, f) in p.clip.iter().enumerate() {
-            jobs.entry(*f).or_default().push(Job::Clip { ruling: i, slot });
+            jobs.entry(*f)
+                .or_default()
+                .push(Job::Clip { ruling: i, slot });
         }
     }
     let hands: HashMap<u64, Vec<HandObs>> = match &input.hands {
         Some(h) => hands::read_frames(h, &jobs.keys().copied().collect())?,
         None => HashMap::new(),
     };
-    let mut tiles: Vec<Vec<Option<Mat>>> = plans.iter().map(|p| (0..p.strip.len()).map(|_| None).collect()).collect();
+    let mut tiles: Vec<Vec<Option<Mat>>> = plans
+        .iter()
+        .map(|p| (0..p.strip.len()).map(|_| None).collect())
+        .collect();
     let mut clip_written: Vec<Vec<ClipFrame>> = plans.iter().map(|_| Vec::new()).collect();
     let no_hands = Vec::new();
     for (frame_no, js) in &jobs {
-        let Some(frame) = reader.read(*frame_no)? else { continue };
+        let Some(frame) = reader.read(*frame_no)? else {
+            continue;
+        };
         let t_s = reader.t_s(*frame_no);
         let hs = hands.get(frame_no).unwrap_or(&no_hands);
         for j in js {
             match *j {
                 Job::Tile { ruling, slot } => {
                     let p = &plans[ruling];
-                    let (mut img, v) = draw::zoom(&frame, p.tile_crop, Size::new(TILE_PX, TILE_PX))?;
+                    let (mut img, v) =
+                        draw::zoom(&frame, p.tile_crop, Size::new(TILE_PX, TILE_PX))?;
                     decorate(&mut img, &v, p.tile_layer.as_ref(), p, hs)?;
                     let dt_ms = (t_s - p.ruling.decided_s) * 1000.0;
-                    draw::label_at(&mut img, &format!("{dt_ms:+.1} ms"), core::Point::new(4, 4), 0.5, Scalar::all(255.0), false)?;
-                    draw::label_at(&mut img, &format!("frame {frame_no}"), core::Point::new(4, TILE_PX - 22), 0.4, Scalar::all(220.0), false)?;
+                    draw::label_at(
+                        &mut img,
+                        &format!("{dt_ms:+.1} ms"),
+                        core::Point::new(4, 4),
+                        0.5,
+                        Scalar::all(255.0),
+                        false,
+                    )?;
+                    draw::label_at(
+                        &mut img,
+                        &format!("frame {frame_no}"),
+                        core::Point::new(4, TILE_PX - 22),
+                        0.4,
+                        Scalar::all(220.0),
+                        false,
+                    )?;
                     if *frame_no == reader.index_at(p.focus.deciding_t_s) {
                         draw::border(&mut img, bgr("#ff1744"), 4)?;
                     }
@@ -238,20 +312,44 @@ pub fn write_evidence(out: &Path, input: &ReportInput, video: &Path) -> Result<E
                 }
                 Job::Clip { ruling, slot } => {
                     let p = &plans[ruling];
-                    let (mut img, v) = draw::zoom(&frame, p.clip_crop, Size::new(CLIP_W_PX, CLIP_H_PX))?;
+                    let (mut img, v) =
+                        draw::zoom(&frame, p.clip_crop, Size::new(CLIP_W_PX, CLIP_H_PX))?;
                     decorate(&mut img, &v, p.clip_layer.as_ref(), p, hs)?;
                     let dt_ms = (t_s - p.ruling.decided_s) * 1000.0;
-                    let head = format!("{dt_ms:+.1} ms from kimari-ji   frame {frame_no}   t {t_s:.3} s");
-                    draw::label_at(&mut img, &head, core::Point::new(4, 4), 0.45, Scalar::all(255.0), false)?;
+                    let head =
+                        format!("{dt_ms:+.1} ms from kimari-ji   frame {frame_no}   t {t_s:.3} s");
+                    draw::label_at(
+                        &mut img,
+                        &head,
+                        core::Point::new(4, 4),
+                        0.45,
+                        Scalar::all(255.0),
+                        false,
+                    )?;
                     let passed: Vec<String> = p
                         .events
                         .iter()
                         .filter(|e| e.t_s <= t_s + 0.5 / reader.fps)
-                        .filter_map(|e| event_text(e).map(|s| format!("{:+.1} ms  {s}", (e.t_s - p.ruling.decided_s) * 1000.0)))
+                        .filter_map(|e| {
+                            event_text(e).map(|s| {
+                                format!("{:+.1} ms  {s}", (e.t_s - p.ruling.decided_s) * 1000.0)
+                            })
+                        })
                         .collect();
                     for (k, line) in passed.iter().rev().take(3).enumerate() {
-                        let colour = if k == 0 { bgr("#ffd600") } else { Scalar::all(230.0) };
-                        draw::label_at(&mut img, line, core::Point::new(4, CLIP_H_PX - 22 - 18 * k as i32), 0.42, colour, false)?;
+                        let colour = if k == 0 {
+                            bgr("#ffd600")
+                        } else {
+                            Scalar::all(230.0)
+                        };
+                        draw::label_at(
+                            &mut img,
+                            line,
+                            core::Point::new(4, CLIP_H_PX - 22 - 18 * k as i32),
+                            0.42,
+                            colour,
+                            false,
+                        )?;
                     }
                     if *frame_no == reader.index_at(p.focus.deciding_t_s) {
                         draw::border(&mut img, bgr("#ff1744"), 3)?;
@@ -312,7 +410,13 @@ pub fn write_evidence(out: &Path, input: &ReportInput, video: &Path) -> Result<E
     })
 }
 
-fn decorate(img: &mut Mat, v: &View, layer: Option<&Layer>, p: &Plan, hands: &[HandObs]) -> Result<(), ReportError> {
+fn decorate(
+    img: &mut Mat,
+    v: &View,
+    layer: Option<&Layer>,
+    p: &Plan,
+    hands: &[HandObs],
+) -> Result<(), ReportError> {
     if let Some(l) = layer {
         l.apply(img)?;
     }

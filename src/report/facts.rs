@@ -70,7 +70,9 @@ pub fn window<'a>(readings: &[Reading], seq: u32, events: &'a [Event]) -> &'a [E
         return &[];
     };
     let from = readings[i].kami_start_s;
-    let to = readings.get(i + 1).map_or(f64::INFINITY, |r| r.kami_start_s);
+    let to = readings
+        .get(i + 1)
+        .map_or(f64::INFINITY, |r| r.kami_start_s);
     let a = events.partition_point(|e| e.t_s < from);
     let b = events.partition_point(|e| e.t_s < to);
     &events[a..b.max(a)]
@@ -101,11 +103,7 @@ pub fn focus(layout: &Layout, readings: &[Reading], events: &[Event], r: &Ruling
         .min_by(|a, b| a.t_s.total_cmp(&b.t_s))
         .map(|f| (f.t_s, f.player, f.kind));
     let (t, what, poem) = if let Some(take) = &r.take {
-        (
-            take.t_s,
-            format!("take by {}", take.player),
-            Some(r.poem),
-        )
+        (take.t_s, format!("take by {}", take.player), Some(r.poem))
     } else if let Some((t, p, k)) = first_foul {
         // The card the foul was made on: the touch by that player nearest the foul.
         let poem = win
@@ -122,7 +120,11 @@ pub fn focus(layout: &Layout, readings: &[Reading], events: &[Event], r: &Ruling
     } else if let Some((t, p, poem)) = first_touch {
         (t, format!("first touch, by {p}"), Some(poem))
     } else {
-        (r.decided_s, "kimari-ji complete, nobody moved".into(), Some(r.poem))
+        (
+            r.decided_s,
+            "kimari-ji complete, nobody moved".into(),
+            Some(r.poem),
+        )
     };
     // Where that card lay just before the moment.
     let at_mm = poem.and_then(|p| {
@@ -244,8 +246,8 @@ pub fn fouls_by_kind(rulings: &[Ruling]) -> (BTreeMap<(Player, usize), u32>, u32
 
 /// Each player's cards on the field before the first reading and after each one.
 pub fn card_counts(layout: &Layout, rulings: &[Ruling]) -> Vec<(u32, [u32; 2])> {
-    let start = [Player::A, Player::B]
-        .map(|p| layout.cards.iter().filter(|c| c.owner == p).count() as u32);
+    let start =
+        [Player::A, Player::B].map(|p| layout.cards.iter().filter(|c| c.owner == p).count() as u32);
     let mut out = vec![(0, start)];
     for r in rulings {
         let prev = out.last().map_or(start, |x| x.1);
@@ -281,9 +283,21 @@ mod tests {
             field: FieldSize::default(),
             players: [Player::A, Player::B]
                 .into_iter()
-                .map(|p| (p, PlayerInfo { name: String::new(), lead_hand: Some(Hand::Right) }))
+                .map(|p| {
+                    (
+                        p,
+                        PlayerInfo {
+                            name: String::new(),
+                            lead_hand: Some(Hand::Right),
+                        },
+                    )
+                })
                 .collect(),
-            cards: vec![card(17, Player::A, -100.0), card(18, Player::A, -40.0), card(30, Player::B, 100.0)],
+            cards: vec![
+                card(17, Player::A, -100.0),
+                card(18, Player::A, -40.0),
+                card(30, Player::B, 100.0),
+            ],
         };
         let reading = Reading {
             seq: 1,
@@ -295,11 +309,22 @@ mod tests {
             void: false,
         };
         let touch = |t_s: f64, player: Player, poem: u8| {
-            Event::new(t_s, EventKind::Touch { player, hand: Hand::Right, poem, direct: true })
+            Event::new(
+                t_s,
+                EventKind::Touch {
+                    player,
+                    hand: Hand::Right,
+                    poem,
+                    direct: true,
+                },
+            )
         };
         let readings = vec![reading];
         let decided = crate::rules::adjudicate(&layout, &readings, &[]).0[0].decided_s;
-        let events = vec![touch(decided + 0.20, Player::A, 18), touch(decided + 0.30, Player::B, 17)];
+        let events = vec![
+            touch(decided + 0.20, Player::A, 18),
+            touch(decided + 0.30, Player::B, 17),
+        ];
         (layout, readings, events)
     }
 
@@ -317,11 +342,38 @@ mod tests {
     fn cards_leave_the_board_when_out_and_come_back_when_placed() {
         let (layout, _, _) = small_match();
         let events = vec![
-            Event::new(2.0, EventKind::Out { poem: 17, by: crate::rules::By::B, hand: None }),
-            Event::new(3.0, EventKind::Send { from: Player::A, poem: 18 }),
-            Event::new(3.5, EventKind::Place { poem: 18, owner: Player::B, row: 1, x_mm: 0.0, y_mm: 60.0 }),
+            Event::new(
+                2.0,
+                EventKind::Out {
+                    poem: 17,
+                    by: crate::rules::By::B,
+                    hand: None,
+                },
+            ),
+            Event::new(
+                3.0,
+                EventKind::Send {
+                    from: Player::A,
+                    poem: 18,
+                },
+            ),
+            Event::new(
+                3.5,
+                EventKind::Place {
+                    poem: 18,
+                    owner: Player::B,
+                    row: 1,
+                    x_mm: 0.0,
+                    y_mm: 60.0,
+                },
+            ),
         ];
-        let poems = |t: f64| cards_at(&layout, &events, t).iter().map(|c| c.poem).collect::<Vec<_>>();
+        let poems = |t: f64| {
+            cards_at(&layout, &events, t)
+                .iter()
+                .map(|c| c.poem)
+                .collect::<Vec<_>>()
+        };
         assert_eq!(poems(1.0), vec![Some(17), Some(18), Some(30)]);
         assert_eq!(poems(2.5), vec![Some(18), Some(30)]);
         assert_eq!(poems(3.2), vec![Some(30)]);

@@ -37,13 +37,18 @@ impl FrameReader {
         let cap = VideoCapture::from_file(path, videoio::CAP_FFMPEG)
             .map_err(|e| bad(format!("cannot be opened: {}", e.message)))?;
         if !cap.is_opened().unwrap_or(false) {
-            return Err(bad("cannot be opened (not a video, or a codec FFmpeg does not read)".into()));
+            return Err(bad(
+                "cannot be opened (not a video, or a codec FFmpeg does not read)".into(),
+            ));
         }
         let fps = cap.get(videoio::CAP_PROP_FPS).unwrap_or(0.0);
         if !(fps.is_finite() && fps > 0.0) {
             return Err(bad("no frame rate in the container".into()));
         }
-        let frame_count = cap.get(videoio::CAP_PROP_FRAME_COUNT).unwrap_or(0.0).max(0.0) as u64;
+        let frame_count = cap
+            .get(videoio::CAP_PROP_FRAME_COUNT)
+            .unwrap_or(0.0)
+            .max(0.0) as u64;
         let width_px = cap.get(videoio::CAP_PROP_FRAME_WIDTH).unwrap_or(0.0) as i32;
         let height_px = cap.get(videoio::CAP_PROP_FRAME_HEIGHT).unwrap_or(0.0) as i32;
         Ok(FrameReader {

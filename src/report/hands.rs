@@ -58,7 +58,9 @@ struct FrameObs {
 fn frame_of(line: &str) -> Option<u64> {
     let i = line.find("\"frame\"")? + 7;
     let rest = line[i..].trim_start().strip_prefix(':')?.trim_start();
-    let end = rest.find(|c: char| !c.is_ascii_digit()).unwrap_or(rest.len());
+    let end = rest
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(rest.len());
     rest[..end].parse().ok()
 }
 
@@ -76,17 +78,33 @@ fn parse_line(path: &Path, no: usize, line: &str) -> Result<FrameObs, ReportErro
 fn open(path: &Path) -> Result<std::io::BufReader<std::fs::File>, ReportError> {
     std::fs::File::open(path)
         .map(std::io::BufReader::new)
-        .map_err(|e| InputError::new(&path.display().to_string(), "file", format!("cannot be read: {e}")).into())
+        .map_err(|e| {
+            InputError::new(
+                &path.display().to_string(),
+                "file",
+                format!("cannot be read: {e}"),
+            )
+            .into()
+        })
 }
 
 /// The hands of the frames in `wanted`.
-pub fn read_frames(path: &Path, wanted: &BTreeSet<u64>) -> Result<HashMap<u64, Vec<HandObs>>, ReportError> {
+pub fn read_frames(
+    path: &Path,
+    wanted: &BTreeSet<u64>,
+) -> Result<HashMap<u64, Vec<HandObs>>, ReportError> {
     let mut out = HashMap::new();
     let Some(last) = wanted.last().copied() else {
         return Ok(out);
     };
     for (i, line) in open(path)?.lines().enumerate() {
-        let line = line.map_err(|e| InputError::new(&path.display().to_string(), format!("line {}", i + 1), e.to_string()))?;
+        let line = line.map_err(|e| {
+            InputError::new(
+                &path.display().to_string(),
+                format!("line {}", i + 1),
+                e.to_string(),
+            )
+        })?;
         match frame_of(&line) {
             Some(f) if wanted.contains(&f) => {
                 let obs = parse_line(path, i + 1, &line)?;
@@ -132,7 +150,13 @@ impl HandStream {
                 return Ok(Vec::new());
             };
             self.line_no += 1;
-            let line = line.map_err(|e| InputError::new(&self.path.display().to_string(), format!("line {}", self.line_no), e.to_string()))?;
+            let line = line.map_err(|e| {
+                InputError::new(
+                    &self.path.display().to_string(),
+                    format!("line {}", self.line_no),
+                    e.to_string(),
+                )
+            })?;
             if line.trim().is_empty() {
                 continue;
             }
@@ -157,7 +181,9 @@ mod tests {
 
     #[test]
     fn contact_may_be_a_list_or_a_flag() {
-        let h: HandObs = serde_json::from_str(r#"{"player":"A","fingertips":{"index":[1,2]},"contact":true}"#).unwrap();
+        let h: HandObs =
+            serde_json::from_str(r#"{"player":"A","fingertips":{"index":[1,2]},"contact":true}"#)
+                .unwrap();
         assert!(h.is_touching());
         assert_eq!(h.keypoints_px["index"], [1.0, 2.0]);
         let h: HandObs = serde_json::from_str(r#"{"player":"B","touching":[17]}"#).unwrap();

@@ -87,14 +87,24 @@ pub fn write_report(out: &Path, input: &ReportInput) -> Result<ReportPaths, Repo
 
     let t1 = Instant::now();
     let html = out.join("report.html");
-    std::fs::write(&html, page::render(input, &evidence)).map_err(|e| ReportError::write(&html, e))?;
+    std::fs::write(&html, page::render(input, &evidence))
+        .map_err(|e| ReportError::write(&html, e))?;
     let review = ReviewData {
-        players: input.layout.players.iter().map(|(p, i)| (*p, i.name.clone())).collect(),
+        players: input
+            .layout
+            .players
+            .iter()
+            .map(|(p, i)| (*p, i.name.clone()))
+            .collect(),
         rulings: input.rulings.clone(),
-        evidence: evidence.iter().filter_map(|e| serde_json::to_value(e).ok()).collect(),
+        evidence: evidence
+            .iter()
+            .filter_map(|e| serde_json::to_value(e).ok())
+            .collect(),
     };
     let review_json = out.join("review.json");
-    let text = serde_json::to_string_pretty(&review).map_err(|e| ReportError::write(&review_json, std::io::Error::other(e)))?;
+    let text = serde_json::to_string_pretty(&review)
+        .map_err(|e| ReportError::write(&review_json, std::io::Error::other(e)))?;
     std::fs::write(&review_json, text).map_err(|e| ReportError::write(&review_json, e))?;
     timings_s.push(("page", t1.elapsed().as_secs_f64()));
 
@@ -117,7 +127,10 @@ pub fn write_report(out: &Path, input: &ReportInput) -> Result<ReportPaths, Repo
 }
 
 /// `decisions.jsonl` as `adjudicate` writes it: the rulings, then the `result` line.
-pub fn parse_decisions(src: &str, text: &str) -> Result<(Vec<Ruling>, Option<MatchResult>), InputError> {
+pub fn parse_decisions(
+    src: &str,
+    text: &str,
+) -> Result<(Vec<Ruling>, Option<MatchResult>), InputError> {
     let rows: Vec<(usize, serde_json::Value)> = crate::rules::parse::parse_jsonl(src, text)?;
     let mut rulings = Vec::new();
     let mut result = None;
@@ -125,16 +138,29 @@ pub fn parse_decisions(src: &str, text: &str) -> Result<(Vec<Ruling>, Option<Mat
         let place = format!("line {line}");
         match v.get("kind").and_then(|k| k.as_str()) {
             Some("reading") => {
-                let r: Ruling = serde_json::from_value(v).map_err(|e| InputError::new(src, &place, format!("not a ruling: {e}")))?;
+                let r: Ruling = serde_json::from_value(v)
+                    .map_err(|e| InputError::new(src, &place, format!("not a ruling: {e}")))?;
                 if rulings.last().is_some_and(|p: &Ruling| p.seq >= r.seq) {
-                    return Err(InputError::new(src, &place, format!("ruling {} is out of order", r.seq)));
+                    return Err(InputError::new(
+                        src,
+                        &place,
+                        format!("ruling {} is out of order", r.seq),
+                    ));
                 }
                 rulings.push(r);
             }
             Some("result") => {
-                result = Some(serde_json::from_value(v).map_err(|e| InputError::new(src, &place, format!("not a result line: {e}")))?);
+                result = Some(serde_json::from_value(v).map_err(|e| {
+                    InputError::new(src, &place, format!("not a result line: {e}"))
+                })?);
             }
-            Some(k) => return Err(InputError::new(src, &place, format!("unknown kind {k:?} (expected \"reading\" or \"result\")"))),
+            Some(k) => {
+                return Err(InputError::new(
+                    src,
+                    &place,
+                    format!("unknown kind {k:?} (expected \"reading\" or \"result\")"),
+                ))
+            }
             None => return Err(InputError::new(src, &place, "no \"kind\" field")),
         }
     }
@@ -145,10 +171,20 @@ pub fn parse_decisions(src: &str, text: &str) -> Result<(Vec<Ruling>, Option<Mat
 pub fn review_text(out: &Path, seq: u32) -> Result<String, ReportError> {
     let path = out.join("review.json");
     let src = path.display().to_string();
-    let text = std::fs::read_to_string(&path)
-        .map_err(|e| InputError::new(&src, "file", format!("cannot be read ({e}); make the report first")))?;
-    let data: ReviewData = serde_json::from_str(&text)
-        .map_err(|e| InputError::new(&src, format!("line {}", e.line()), format!("not a review file: {e}")))?;
+    let text = std::fs::read_to_string(&path).map_err(|e| {
+        InputError::new(
+            &src,
+            "file",
+            format!("cannot be read ({e}); make the report first"),
+        )
+    })?;
+    let data: ReviewData = serde_json::from_str(&text).map_err(|e| {
+        InputError::new(
+            &src,
+            format!("line {}", e.line()),
+            format!("not a review file: {e}"),
+        )
+    })?;
     let r = data.rulings.iter().find(|r| r.seq == seq).ok_or_else(|| {
         InputError::new(
             "--seq",
@@ -168,7 +204,19 @@ pub fn review_text(out: &Path, seq: u32) -> Result<String, ReportError> {
     };
     let mut s = String::new();
     use std::fmt::Write;
-    let _ = writeln!(s, "Reading {}: poem {}, kimari-ji {} (complete at {:.3} s{})", r.seq, r.poem, r.kimariji, r.decided_s, if r.decided_estimated { ", estimated" } else { "" });
+    let _ = writeln!(
+        s,
+        "Reading {}: poem {}, kimari-ji {} (complete at {:.3} s{})",
+        r.seq,
+        r.poem,
+        r.kimariji,
+        r.decided_s,
+        if r.decided_estimated {
+            ", estimated"
+        } else {
+            ""
+        }
+    );
     let _ = writeln!(
         s,
         "Card: {}",
@@ -192,32 +240,101 @@ pub fn review_text(out: &Path, seq: u32) -> Result<String, ReportError> {
                 },
                 t.t_s,
                 (t.t_s - r.decided_s) * 1000.0,
-                t.margin_ms.map_or("- (no rival touch to compare)".into(), |m| format!("{m:.1} ms"))
+                t.margin_ms
+                    .map_or("- (no rival touch to compare)".into(), |m| format!(
+                        "{m:.1} ms"
+                    ))
             );
         }
         None => s.push_str("Take: nobody\n"),
     }
     for f in &r.fouls {
-        let _ = writeln!(s, "Foul: {} {} at {:.3} s{}{}", name(f.player), facts::foul_name(f.kind), f.t_s, if f.count > 1 { format!(" (x{})", f.count) } else { String::new() }, if f.cancelled { ", cancelled (25-4)" } else { "" });
+        let _ = writeln!(
+            s,
+            "Foul: {} {} at {:.3} s{}{}",
+            name(f.player),
+            facts::foul_name(f.kind),
+            f.t_s,
+            if f.count > 1 {
+                format!(" (x{})", f.count)
+            } else {
+                String::new()
+            },
+            if f.cancelled {
+                ", cancelled (25-4)"
+            } else {
+                ""
+            }
+        );
     }
-    let owed: Vec<String> = r.sends.owed.iter().filter(|(_, n)| **n > 0).map(|(p, n)| format!("{p} sends {n}")).collect();
-    let _ = writeln!(s, "Sends: {}", if owed.is_empty() { "none".into() } else { owed.join(", ") });
-    let _ = writeln!(s, "Cards after: {}", r.cards_after.iter().map(|(p, n)| format!("{p} {n}")).collect::<Vec<_>>().join(", "));
+    let owed: Vec<String> = r
+        .sends
+        .owed
+        .iter()
+        .filter(|(_, n)| **n > 0)
+        .map(|(p, n)| format!("{p} sends {n}"))
+        .collect();
+    let _ = writeln!(
+        s,
+        "Sends: {}",
+        if owed.is_empty() {
+            "none".into()
+        } else {
+            owed.join(", ")
+        }
+    );
+    let _ = writeln!(
+        s,
+        "Cards after: {}",
+        r.cards_after
+            .iter()
+            .map(|(p, n)| format!("{p} {n}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
     let _ = writeln!(s, "Articles: {}", r.articles.join(", "));
     let _ = writeln!(s, "Why: {}", r.why);
     let _ = writeln!(s, "Confidence: {:.0} %", r.confidence * 100.0);
-    let _ = writeln!(s, "Needs review: {}", r.needs_review.as_ref().map_or("no".into(), |n| format!("{} ({:?})", n.reason, n.what)));
-    let ev = data.evidence.iter().find(|e| e.get("seq").and_then(|v| v.as_u64()) == Some(seq as u64));
+    let _ = writeln!(
+        s,
+        "Needs review: {}",
+        r.needs_review
+            .as_ref()
+            .map_or("no".into(), |n| format!("{} ({:?})", n.reason, n.what))
+    );
+    let ev = data
+        .evidence
+        .iter()
+        .find(|e| e.get("seq").and_then(|v| v.as_u64()) == Some(seq as u64));
     match ev {
         Some(e) => {
             let get = |k: &str| e.get(k).and_then(|v| v.as_str()).unwrap_or("").to_string();
-            let frames = e.get("clip").and_then(|c| c.as_array()).map_or(0, |a| a.len());
-            let _ = writeln!(s, "Deciding moment: {} (frame {})", get("focus"), e.get("deciding_frame").and_then(|v| v.as_u64()).unwrap_or(0));
+            let frames = e
+                .get("clip")
+                .and_then(|c| c.as_array())
+                .map_or(0, |a| a.len());
+            let _ = writeln!(
+                s,
+                "Deciding moment: {} (frame {})",
+                get("focus"),
+                e.get("deciding_frame")
+                    .and_then(|v| v.as_u64())
+                    .unwrap_or(0)
+            );
             let _ = writeln!(s, "Strip: {}", out.join(get("strip")).display());
-            let _ = writeln!(s, "Clip: {} ({frames} frames)", out.join(get("clip_dir")).display());
+            let _ = writeln!(
+                s,
+                "Clip: {} ({frames} frames)",
+                out.join(get("clip_dir")).display()
+            );
         }
         None => s.push_str("Strip: none (the report was made without video)\nClip: none\n"),
     }
-    let _ = writeln!(s, "Page: {}#ruling-{}", out.join("report.html").display(), r.seq);
+    let _ = writeln!(
+        s,
+        "Page: {}#ruling-{}",
+        out.join("report.html").display(),
+        r.seq
+    );
     Ok(s)
 }

@@ -40,7 +40,10 @@ fn short(name: &str) -> String {
     if name.chars().count() <= LANE_LABEL_CHARS {
         name.to_string()
     } else {
-        format!("{}…", name.chars().take(LANE_LABEL_CHARS - 1).collect::<String>())
+        format!(
+            "{}…",
+            name.chars().take(LANE_LABEL_CHARS - 1).collect::<String>()
+        )
     }
 }
 
@@ -250,9 +253,17 @@ fn fouls_text(r: &Ruling) -> String {
                 "{} {}{} at {:.3} s{}",
                 f.player,
                 facts::foul_name(f.kind),
-                if f.count > 1 { format!(" ×{}", f.count) } else { String::new() },
+                if f.count > 1 {
+                    format!(" ×{}", f.count)
+                } else {
+                    String::new()
+                },
                 f.t_s,
-                if f.cancelled { " (cancelled, 25-4)" } else { "" }
+                if f.cancelled {
+                    " (cancelled, 25-4)"
+                } else {
+                    ""
+                }
             )
         })
         .collect::<Vec<_>>()
@@ -278,7 +289,11 @@ fn sends_text(r: &Ruling) -> String {
         _ => format!(
             "{}{}{}",
             owed.join(", "),
-            if owed.is_empty() || done.is_empty() { "" } else { "; " },
+            if owed.is_empty() || done.is_empty() {
+                ""
+            } else {
+                "; "
+            },
             done.join(", ")
         ),
     }
@@ -295,10 +310,18 @@ fn ruling_panel(s: &mut String, input: &ReportInput, r: &Ruling, ev: Option<&Evi
         r.seq,
         r.poem,
         esc(&r.kimariji),
-        if review { r#"<span class="badge">needs review</span>"# } else { "" }
+        if review {
+            r#"<span class="badge">needs review</span>"#
+        } else {
+            ""
+        }
     );
     s.push_str(&poem_line(r));
-    let _ = write!(s, r#"<div class="verdict">{}</div>"#, esc(&summary_of_take(r, input)));
+    let _ = write!(
+        s,
+        r#"<div class="verdict">{}</div>"#,
+        esc(&summary_of_take(r, input))
+    );
     let _ = write!(s, r#"<p class="why">{}</p><dl class="facts">"#, esc(&r.why));
     let mut fact = |k: &str, v: String| {
         let _ = write!(s, "<dt>{}</dt><dd>{}</dd>", esc(k), v);
@@ -309,16 +332,22 @@ fn ruling_panel(s: &mut String, input: &ReportInput, r: &Ruling, ev: Option<&Evi
         esc(&format!(
             "{:.3} s{}",
             r.decided_s,
-            if r.decided_estimated { " (estimated from the reader's tempo)" } else { "" }
+            if r.decided_estimated {
+                " (estimated from the reader's tempo)"
+            } else {
+                ""
+            }
         )),
     );
     fact("Articles", esc(&r.articles.join(", ")));
     fact(
         "Margin",
-        esc(&r
-            .take
-            .as_ref()
-            .map_or("—".to_string(), |t| t.margin_ms.map_or("— (no rival touch to compare)".to_string(), |m| format!("{m:.1} ms")))),
+        esc(&r.take.as_ref().map_or("—".to_string(), |t| {
+            t.margin_ms
+                .map_or("— (no rival touch to compare)".to_string(), |m| {
+                    format!("{m:.1} ms")
+                })
+        })),
     );
     fact("Confidence", esc(&format!("{:.0} %", r.confidence * 100.0)));
     fact(
@@ -426,7 +455,10 @@ pub fn render(input: &ReportInput, evidence: &[Evidence]) -> String {
         esc(&match &input.result {
             Some(r) => format!(
                 "Result: {} · cards left A {} · B {}",
-                r.winner.map_or("no winner yet (the recording ends first)".to_string(), |w| format!("{} wins", names[w.index()])),
+                r.winner.map_or(
+                    "no winner yet (the recording ends first)".to_string(),
+                    |w| format!("{} wins", names[w.index()])
+                ),
                 r.cards.get(&Player::A).copied().unwrap_or(0),
                 r.cards.get(&Player::B).copied().unwrap_or(0)
             ),
@@ -436,7 +468,11 @@ pub fn render(input: &ReportInput, evidence: &[Evidence]) -> String {
     s.push_str(r##"<nav><a href="#review">To review</a><a href="#timeline">Timeline</a><a href="#rulings-table">Rulings</a><a href="#analytics">Analytics</a></nav><main>"##);
 
     // What an official needs first: the rulings the camera could not settle.
-    let review: Vec<&Ruling> = input.rulings.iter().filter(|r| r.needs_review.is_some()).collect();
+    let review: Vec<&Ruling> = input
+        .rulings
+        .iter()
+        .filter(|r| r.needs_review.is_some())
+        .collect();
     s.push_str(r#"<section id="review"><h2>To review</h2>"#);
     if review.is_empty() {
         s.push_str(r#"<div class="ok">Every ruling was made with confidence; none is flagged for review.</div>"#);
@@ -460,9 +496,15 @@ pub fn render(input: &ReportInput, evidence: &[Evidence]) -> String {
     let mut marks = Vec::new();
     let mut end_s: f64 = 0.0;
     for (i, rd) in input.readings.iter().enumerate() {
-        let Some(r) = input.rulings.iter().find(|r| r.seq == rd.seq) else { continue };
+        let Some(r) = input.rulings.iter().find(|r| r.seq == rd.seq) else {
+            continue;
+        };
         let next = input.readings.get(i + 1).map(|n| n.kami_start_s);
-        let end = rd.shimo_start_s.or(rd.kami_end_s).or(next).unwrap_or(r.decided_s + 1.0);
+        let end = rd
+            .shimo_start_s
+            .or(rd.kami_end_s)
+            .or(next)
+            .unwrap_or(r.decided_s + 1.0);
         end_s = end_s.max(end);
         marks.push(Mark {
             t_s: rd.kami_start_s,
@@ -473,7 +515,10 @@ pub fn render(input: &ReportInput, evidence: &[Evidence]) -> String {
                 review: r.needs_review.is_some(),
                 label: format!("{}", r.poem),
             },
-            title: format!("Reading {}: poem {} {} — kimari-ji complete at {:.3} s", r.seq, r.poem, r.kimariji, r.decided_s),
+            title: format!(
+                "Reading {}: poem {} {} — kimari-ji complete at {:.3} s",
+                r.seq, r.poem, r.kimariji, r.decided_s
+            ),
             seq: r.seq,
         });
         if let Some(t) = &r.take {
@@ -481,7 +526,13 @@ pub fn render(input: &ReportInput, evidence: &[Evidence]) -> String {
                 t_s: t.t_s,
                 lane: 1 + t.player.index(),
                 kind: MarkKind::Take,
-                title: format!("Reading {}: {} takes {} ({})", r.seq, t.player, r.poem, how(t.how)),
+                title: format!(
+                    "Reading {}: {} takes {} ({})",
+                    r.seq,
+                    t.player,
+                    r.poem,
+                    how(t.how)
+                ),
                 seq: r.seq,
             });
             end_s = end_s.max(t.t_s);
@@ -491,7 +542,12 @@ pub fn render(input: &ReportInput, evidence: &[Evidence]) -> String {
                 t_s: f.t_s,
                 lane: 1 + f.player.index(),
                 kind: MarkKind::Foul,
-                title: format!("Reading {}: foul by {}: {}", r.seq, f.player, facts::foul_name(f.kind)),
+                title: format!(
+                    "Reading {}: foul by {}: {}",
+                    r.seq,
+                    f.player,
+                    facts::foul_name(f.kind)
+                ),
                 seq: r.seq,
             });
         }
@@ -509,7 +565,12 @@ pub fn render(input: &ReportInput, evidence: &[Evidence]) -> String {
     let _ = write!(
         s,
         r#"<section id="timeline"><h2>Match timeline</h2><figure id="fig-timeline">{}<figcaption>Grey bars: each reading from the start of the kami-no-ku to the shimo-no-ku (orange: needs review), labelled with the poem; purple line: the kimari-ji moment. Dots: takes; red crosses: fouls; triangles: cards sent. Click any mark to open its ruling.</figcaption></figure>"#,
-        plots::timeline("plot-timeline", &marks, end_s + 0.5, ["Readings", &short(&names[0]), &short(&names[1])])
+        plots::timeline(
+            "plot-timeline",
+            &marks,
+            end_s + 0.5,
+            ["Readings", &short(&names[0]), &short(&names[1])]
+        )
     );
     let counts = facts::card_counts(&input.layout, &input.rulings);
     let xs: Vec<u32> = counts.iter().map(|c| c.0).collect();
@@ -520,8 +581,16 @@ pub fn render(input: &ReportInput, evidence: &[Evidence]) -> String {
             "plot-card-count",
             &xs,
             &[
-                Series { name: names[0].clone(), colour: COLOUR_A, values: counts.iter().map(|c| Some(c.1[0] as f64)).collect() },
-                Series { name: names[1].clone(), colour: COLOUR_B, values: counts.iter().map(|c| Some(c.1[1] as f64)).collect() },
+                Series {
+                    name: names[0].clone(),
+                    colour: COLOUR_A,
+                    values: counts.iter().map(|c| Some(c.1[0] as f64)).collect()
+                },
+                Series {
+                    name: names[1].clone(),
+                    colour: COLOUR_B,
+                    values: counts.iter().map(|c| Some(c.1[1] as f64)).collect()
+                },
             ],
             "reading",
             "cards on the field"
@@ -534,17 +603,61 @@ pub fn render(input: &ReportInput, evidence: &[Evidence]) -> String {
         let _ = write!(
             s,
             r##"<tr{}><td><a href="#ruling-{}">{}</a></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.0} %</td><td>{}</td></tr>"##,
-            if r.needs_review.is_some() { r#" class="rv""# } else { "" },
+            if r.needs_review.is_some() {
+                r#" class="rv""#
+            } else {
+                ""
+            },
             r.seq,
             r.seq,
             r.poem,
             esc(&r.kimariji),
             esc(&card_where(r)),
-            esc(&r.take.as_ref().map_or("—".into(), |t| format!("{} · {}", t.player, how_short(t.how)))),
-            esc(&r.take.as_ref().and_then(|t| t.margin_ms).map_or("—".into(), |m| format!("{m:.1} ms"))),
-            esc(&if r.fouls.is_empty() { "—".to_string() } else { r.fouls.iter().map(|f| format!("{} {}{}", f.player, facts::foul_name(f.kind), if f.cancelled { " (cancelled)" } else { "" })).collect::<Vec<_>>().join(", ") }),
-            esc(&{ let o: Vec<String> = r.sends.owed.iter().filter(|(_, n)| **n > 0).map(|(p, n)| format!("{p}: {n}")).collect(); if o.is_empty() { "—".into() } else { o.join(", ") } }),
-            esc(&format!("{}–{}", r.cards_after.get(&Player::A).copied().unwrap_or(0), r.cards_after.get(&Player::B).copied().unwrap_or(0))),
+            esc(&r.take.as_ref().map_or("—".into(), |t| format!(
+                "{} · {}",
+                t.player,
+                how_short(t.how)
+            ))),
+            esc(&r
+                .take
+                .as_ref()
+                .and_then(|t| t.margin_ms)
+                .map_or("—".into(), |m| format!("{m:.1} ms"))),
+            esc(&if r.fouls.is_empty() {
+                "—".to_string()
+            } else {
+                r.fouls
+                    .iter()
+                    .map(|f| {
+                        format!(
+                            "{} {}{}",
+                            f.player,
+                            facts::foul_name(f.kind),
+                            if f.cancelled { " (cancelled)" } else { "" }
+                        )
+                    })
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            }),
+            esc(&{
+                let o: Vec<String> = r
+                    .sends
+                    .owed
+                    .iter()
+                    .filter(|(_, n)| **n > 0)
+                    .map(|(p, n)| format!("{p}: {n}"))
+                    .collect();
+                if o.is_empty() {
+                    "—".into()
+                } else {
+                    o.join(", ")
+                }
+            }),
+            esc(&format!(
+                "{}–{}",
+                r.cards_after.get(&Player::A).copied().unwrap_or(0),
+                r.cards_after.get(&Player::B).copied().unwrap_or(0)
+            )),
             r.confidence * 100.0,
             esc(r.needs_review.as_ref().map_or("", |n| n.reason.as_str()))
         );
@@ -558,7 +671,12 @@ pub fn render(input: &ReportInput, evidence: &[Evidence]) -> String {
     s.push_str("</section>");
 
     // Post-match analytics.
-    let reactions = facts::reactions(&input.layout, &input.readings, &input.events, &input.rulings);
+    let reactions = facts::reactions(
+        &input.layout,
+        &input.readings,
+        &input.events,
+        &input.rulings,
+    );
     let seqs: Vec<u32> = {
         let mut v: Vec<u32> = reactions.iter().map(|r| r.seq).collect();
         v.dedup();
@@ -566,7 +684,12 @@ pub fn render(input: &ReportInput, evidence: &[Evidence]) -> String {
     };
     let per_card = |p: Player| -> Vec<Option<f64>> {
         seqs.iter()
-            .map(|q| reactions.iter().find(|r| r.seq == *q && r.player == p).map(|r| r.reaction_ms))
+            .map(|q| {
+                reactions
+                    .iter()
+                    .find(|r| r.seq == *q && r.player == p)
+                    .map(|r| r.reaction_ms)
+            })
             .collect()
     };
     let groups: Vec<String> = seqs
@@ -585,7 +708,11 @@ pub fn render(input: &ReportInput, evidence: &[Evidence]) -> String {
     let per_len = |p: Player| -> Vec<Option<f64>> {
         lens.iter()
             .map(|l| {
-                let v: Vec<f64> = reactions.iter().filter(|r| r.player == p && r.kimariji_len == *l).map(|r| r.reaction_ms).collect();
+                let v: Vec<f64> = reactions
+                    .iter()
+                    .filter(|r| r.player == p && r.kimariji_len == *l)
+                    .map(|r| r.reaction_ms)
+                    .collect();
                 mean(&v)
             })
             .collect()
@@ -593,30 +720,61 @@ pub fn render(input: &ReportInput, evidence: &[Evidence]) -> String {
     let len_groups: Vec<String> = lens
         .iter()
         .map(|l| {
-            let n = reactions.iter().filter(|r| r.kimariji_len == *l).map(|r| r.seq).collect::<std::collections::BTreeSet<_>>().len();
+            let n = reactions
+                .iter()
+                .filter(|r| r.kimariji_len == *l)
+                .map(|r| r.seq)
+                .collect::<std::collections::BTreeSet<_>>()
+                .len();
             format!("{l} kana (n={n})")
         })
         .collect();
     let takes = facts::takes_by_territory(&input.rulings);
     let (fouls, cancelled) = facts::fouls_by_kind(&input.rulings);
-    let foul_groups: Vec<String> = facts::FOUL_KINDS.iter().map(|k| facts::foul_name(*k).to_string()).collect();
+    let foul_groups: Vec<String> = facts::FOUL_KINDS
+        .iter()
+        .map(|k| facts::foul_name(*k).to_string())
+        .collect();
     let foul_series = |p: Player| -> Vec<Option<f64>> {
-        (0..facts::FOUL_KINDS.len()).map(|k| Some(fouls.get(&(p, k)).copied().unwrap_or(0) as f64)).collect()
+        (0..facts::FOUL_KINDS.len())
+            .map(|k| Some(fouls.get(&(p, k)).copied().unwrap_or(0) as f64))
+            .collect()
     };
     let two = |f: &dyn Fn(Player) -> Vec<Option<f64>>| {
         vec![
-            Series { name: names[0].clone(), colour: COLOUR_A, values: f(Player::A) },
-            Series { name: names[1].clone(), colour: COLOUR_B, values: f(Player::B) },
+            Series {
+                name: names[0].clone(),
+                colour: COLOUR_A,
+                values: f(Player::A),
+            },
+            Series {
+                name: names[1].clone(),
+                colour: COLOUR_B,
+                values: f(Player::B),
+            },
         ]
     };
     let _ = write!(
         s,
         r#"<section id="analytics"><h2>Post-match analytics</h2><figure id="fig-reaction-card">{}<figcaption>Reaction time per reading: from the kimari-ji moment to the player's first touch of the read card (or of a card beside it in its territory, as a push-out starts). Negative: the hand was down before the kimari-ji was complete. Dead cards are left out.</figcaption></figure><div class="grid2"><figure id="fig-reaction-length">{}<figcaption>Mean reaction time by the kimari-ji's length in kana (n: readings).</figcaption></figure><figure id="fig-territory">{}<figcaption>Takes of a card in the player's own territory and in the opponent's.</figcaption></figure><figure id="fig-fouls">{}<figcaption>Fouls by kind ({} of them cancelled against the opponent's under 25-4).</figcaption></figure></div></section>"#,
-        plots::bar_chart("plot-reaction-card", &groups, &two(&per_card), "reaction, ms"),
-        plots::bar_chart("plot-reaction-length", &len_groups, &two(&per_len), "mean reaction, ms"),
+        plots::bar_chart(
+            "plot-reaction-card",
+            &groups,
+            &two(&per_card),
+            "reaction, ms"
+        ),
+        plots::bar_chart(
+            "plot-reaction-length",
+            &len_groups,
+            &two(&per_len),
+            "mean reaction, ms"
+        ),
         plots::bar_chart(
             "plot-territory",
-            &["own territory".to_string(), "opponent's territory".to_string()],
+            &[
+                "own territory".to_string(),
+                "opponent's territory".to_string()
+            ],
             &two(&|p| {
                 let (o, t) = takes.get(&p).copied().unwrap_or((0, 0));
                 vec![Some(o as f64), Some(t as f64)]
@@ -636,6 +794,9 @@ mod tests {
 
     #[test]
     fn escapes_markup_and_quotes() {
-        assert_eq!(esc(r#"<script>alert("1")</script>&'"#), "&lt;script&gt;alert(&quot;1&quot;)&lt;/script&gt;&amp;&#39;");
+        assert_eq!(
+            esc(r#"<script>alert("1")</script>&'"#),
+            "&lt;script&gt;alert(&quot;1&quot;)&lt;/script&gt;&amp;&#39;"
+        );
     }
 }

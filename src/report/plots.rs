@@ -43,7 +43,15 @@ fn fmt_num(v: f64) -> String {
 }
 
 /// Y axis with gridlines between `lo` and `hi`; returns the value -> y mapping's parts.
-fn y_axis(svg: &mut String, w: f64, h: f64, lo: f64, hi: f64, label: &str, integer_ticks: bool) -> (f64, f64) {
+fn y_axis(
+    svg: &mut String,
+    w: f64,
+    h: f64,
+    lo: f64,
+    hi: f64,
+    label: &str,
+    integer_ticks: bool,
+) -> (f64, f64) {
     let plot_h = h - MARGIN_T - MARGIN_B;
     let scale = plot_h / (hi - lo).max(1e-9);
     let y_of = |v: f64| MARGIN_T + (hi - v) * scale;
@@ -99,11 +107,18 @@ pub fn bar_chart(id: &str, groups: &[String], series: &[Series], y_label: &str) 
     let vals = series.iter().flat_map(|s| s.values.iter().flatten());
     let lo = vals.clone().fold(0.0f64, |a, v| a.min(*v));
     let hi = vals.fold(0.0f64, |a, v| a.max(*v));
-    let hi = if hi <= lo { lo + 1.0 } else { hi + (hi - lo) * 0.05 };
+    let hi = if hi <= lo {
+        lo + 1.0
+    } else {
+        hi + (hi - lo) * 0.05
+    };
     let mut svg = format!(
         r#"<svg id="{id}" class="plot" width="{w:.0}" height="{h:.0}" viewBox="0 0 {w:.0} {h:.0}" role="img">"#
     );
-    let integer = series.iter().flat_map(|s| s.values.iter().flatten()).all(|v| v.fract() == 0.0);
+    let integer = series
+        .iter()
+        .flat_map(|s| s.values.iter().flatten())
+        .all(|v| v.fract() == 0.0);
     let (top, scale) = y_axis(&mut svg, w, h, lo, hi, y_label, integer);
     let y_of = |v: f64| MARGIN_T + (top - v) * scale;
     let plot_w = w - MARGIN_L - MARGIN_R;
@@ -219,7 +234,12 @@ pub struct Mark {
 
 pub enum MarkKind {
     /// A reading from kami-no-ku start to its end (or the shimo-no-ku), with the kimari-ji moment.
-    Reading { end_s: f64, decided_s: f64, review: bool, label: String },
+    Reading {
+        end_s: f64,
+        decided_s: f64,
+        review: bool,
+        label: String,
+    },
     Take,
     Foul,
     Send,
@@ -238,7 +258,11 @@ pub fn timeline(id: &str, marks: &[Mark], end_s: f64, lane_names: [&str; 3]) -> 
         .map(|m| m.t_s)
         .fold(f64::INFINITY, f64::min)
         .min(end_s);
-    let start_s = if start_s.is_finite() { (start_s - 1.0).max(0.0) } else { 0.0 };
+    let start_s = if start_s.is_finite() {
+        (start_s - 1.0).max(0.0)
+    } else {
+        0.0
+    };
     let span = (end_s - start_s).max(1.0);
     let x_of = |t: f64| left + (t - start_s) / span * (w - left - 10.0);
     let mut svg = format!(
@@ -276,7 +300,12 @@ pub fn timeline(id: &str, marks: &[Mark], end_s: f64, lane_names: [&str; 3]) -> 
         let x = x_of(m.t_s);
         let _ = write!(svg, r##"<a href="#ruling-{}">"##, m.seq);
         match &m.kind {
-            MarkKind::Reading { end_s, decided_s, review, label } => {
+            MarkKind::Reading {
+                end_s,
+                decided_s,
+                review,
+                label,
+            } => {
                 let x1 = x_of(*end_s).max(x + 3.0);
                 let _ = write!(
                     svg,
@@ -348,7 +377,11 @@ mod tests {
         let svg = bar_chart(
             "p",
             &["<b>".into()],
-            &[Series { name: "A & co".into(), colour: COLOUR_A, values: vec![Some(3.0)] }],
+            &[Series {
+                name: "A & co".into(),
+                colour: COLOUR_A,
+                values: vec![Some(3.0)],
+            }],
             "ms",
         );
         assert!(svg.contains("&lt;b&gt;"));

@@ -466,8 +466,8 @@ impl Referee {
                             draft.why.push(format!("Both drove {} out of the playing area together: it goes to its owner {owner} (18-2).", r.poem));
                         }
                         Some(p) => {
-                            let non_lead = hand
-                                .is_some_and(|h| self.lead[p.index()].is_some_and(|l| l != h));
+                            let non_lead =
+                                hand.is_some_and(|h| self.lead[p.index()].is_some_and(|l| l != h));
                             let margin = rival_time(p.other()).map(|rt| (rt - t).abs() * 1e3);
                             if non_lead {
                                 // 21-3 note: a push-out with the other hand does not count.
@@ -807,7 +807,9 @@ impl Referee {
             && !f.lost
             && !r.void
         {
-            draft.why.push("Nobody touched a card: nothing to rule.".into());
+            draft
+                .why
+                .push("Nobody touched a card: nothing to rule.".into());
         }
         if matches!(
             draft.review,
@@ -825,7 +827,9 @@ impl Referee {
                 if cards_after[&p] == 0 {
                     self.winner = Some(p);
                     draft.articles.insert("1-2");
-                    draft.why.push(format!("{p} has no cards left and wins (1)."));
+                    draft
+                        .why
+                        .push(format!("{p} has no cards left and wins (1)."));
                 }
             }
         }

@@ -103,7 +103,13 @@ impl BlobFinder {
         }
         let Some(white) = white else { return Ok(None) };
         let mut is_white = Mat::default();
-        imgproc::threshold(&white, &mut is_white, WHITE_MIN, 255.0, imgproc::THRESH_BINARY)?;
+        imgproc::threshold(
+            &white,
+            &mut is_white,
+            WHITE_MIN,
+            255.0,
+            imgproc::THRESH_BINARY,
+        )?;
         let mut gray = Mat::default();
         imgproc::cvt_color_def(&patch, &mut gray, imgproc::COLOR_BGR2GRAY)?;
         let reference = self.reference_gray.roi(roi)?;
@@ -154,12 +160,7 @@ impl BlobFinder {
             return Ok(None);
         };
         let mut one = Mat::default();
-        core::compare(
-            &labels,
-            &Scalar::all(label as f64),
-            &mut one,
-            core::CMP_EQ,
-        )?;
+        core::compare(&labels, &Scalar::all(label as f64), &mut one, core::CMP_EQ)?;
         let mut contours = Vector::<Vector<Point>>::new();
         imgproc::find_contours(
             &one,
@@ -220,7 +221,11 @@ pub fn long_axis_deg(pts: &[Pt]) -> Option<f64> {
     let xy: Vec<[f64; 2]> = pts.iter().map(|p| [p.x_mm, p.y_mm]).collect();
     let r = min_rect(&xy)?;
     let a = r.angle as f64;
-    Some(if r.size.width >= r.size.height { a } else { a + 90.0 })
+    Some(if r.size.width >= r.size.height {
+        a
+    } else {
+        a + 90.0
+    })
 }
 
 /// The smallest rectangle around a blob outline, as a quad in pixels.

@@ -169,7 +169,11 @@ impl CardTracker {
             .map(|c| blob::quad_area(&c.face_px) / blob::quad_area(&c.quad.corners_px).max(1.0))
             .collect();
         face_share.sort_by(|a, b| a.total_cmp(b));
-        let share = face_share.get(face_share.len() / 2).copied().unwrap_or(0.85).clamp(0.5, 1.0);
+        let share = face_share
+            .get(face_share.len() / 2)
+            .copied()
+            .unwrap_or(0.85)
+            .clamp(0.5, 1.0);
         let size = &measured.layout.field;
         let border_mm = (size.card_w_mm * size.card_h_mm).sqrt() * (1.0 - share.sqrt()) / 2.0;
         let cards = measured
@@ -416,7 +420,9 @@ impl CardTracker {
             // 17-2: no part of it lies in the playing area. The crossing is placed between
             // the two frames by the margin's linear course.
             let t_out = match f.prev_margin {
-                Some((m0, t0)) if m0 <= 0.0 && margin > m0 => t0 + (t_s - t0) * (-m0) / (margin - m0),
+                Some((m0, t0)) if m0 <= 0.0 && margin > m0 => {
+                    t0 + (t_s - t0) * (-m0) / (margin - m0)
+                }
                 _ => t_s,
             };
             if let Some(poem) = self.cards[i].poem {
@@ -542,7 +548,15 @@ impl CardTracker {
         events: &mut Vec<Event>,
     ) -> Result<(), TrackError> {
         let due: Vec<usize> = (0..self.cards.len())
-            .filter(|&i| matches!(self.cards[i].phase, Phase::Missing { searched: false, .. }))
+            .filter(|&i| {
+                matches!(
+                    self.cards[i].phase,
+                    Phase::Missing {
+                        searched: false,
+                        ..
+                    }
+                )
+            })
             .collect();
         if due.is_empty() || self.namer.is_none() {
             return Ok(());
