@@ -116,10 +116,9 @@ fn peaks(m: &Maps, c: usize, min_p: f32) -> Vec<(usize, usize, f32)> {
     out
 }
 
-/// The hands as regions of the union of the four hand maps (a cell belongs to a hand
-/// when any map says so): each region's cell labels (1-based in `labels`), bounding box
+/// The hands as regions of the hand mask: each region's cell labels (1-based in `labels`), bounding box
 /// and cell count, largest first.
-fn hand_regions(union: &[f32]) -> Result<(Mat, Vec<(i32, Rect, i32)>), HandsError> {
+fn hand_regions(mask: &[f32]) -> Result<(Mat, Vec<(i32, Rect, i32)>), HandsError> {
     let mut bin = Mat::new_rows_cols_with_default(
         OUT_H_CELLS as i32,
         OUT_W_CELLS as i32,
@@ -128,7 +127,7 @@ fn hand_regions(union: &[f32]) -> Result<(Mat, Vec<(i32, Rect, i32)>), HandsErro
     )?;
     {
         let b = bin.data_bytes_mut()?;
-        for (i, v) in union.iter().enumerate() {
+        for (i, v) in mask.iter().enumerate() {
             if *v > 0.0 {
                 b[i] = 255;
             }
@@ -161,11 +160,11 @@ fn hand_regions(union: &[f32]) -> Result<(Mat, Vec<(i32, Rect, i32)>), HandsErro
     Ok((labels, out))
 }
 
-/// The convex outline of one region at sub-cell precision: the union logits around it
+/// The convex outline of one region at sub-cell precision: the mask logits around it
 /// (other regions pushed down) resampled eight times finer, thresholded at 0.5, hull of
 /// the largest contour. Cell coordinates.
 fn outline_cells(
-    union: &[f32],
+    mask: &[f32],
     labels: &[i32],
     label: i32,
     r: Rect,
@@ -183,7 +182,7 @@ fn outline_cells(
             for x in 0..w {
                 let i = ((y0 + y) as usize) * OUT_W_CELLS + (x0 + x) as usize;
                 let other = labels[i] != 0 && labels[i] != label;
-                c[(y * w + x) as usize] = if other { -10.0 } else { union[i] };
+                c[(y * w + x) as usize] = if other { -10.0 } else { mask[i] };
             }
         }
     }
@@ -258,8 +257,8 @@ fn region_at(labels: &[i32], x: usize, y: usize) -> i32 {
 /// probability of "player A" and of "left hand" over the region), each of the four
 /// (player, hand) pairs given to one region at most (the most likely assignment).
 pub fn decode(m: &Maps) -> Result<Vec<HandObs>, HandsError> {
-    let union: Vec<f32> = m.map(MASK_MAP).to_vec();
-    let (labels_mat, regions) = hand_regions(&union)?;
+    let mask = m.map(MASK_MAP);
+    let (labels_mat, regions) = hand_regions(mask)?;
     let labels = labels_mat.data_typed::<i32>()?;
     // Mean probabilities over each region: player A, left hand, and the mask itself.
     let mut p_a = vec![0f64; regions.len()];
@@ -270,7 +269,7 @@ pub fn decode(m: &Maps) -> Result<Vec<HandObs>, HandsError> {
             if li == l {
                 p_a[ri] += sigmoid(m.map(PLAYER_A_MAP)[i]) as f64;
                 p_left[ri] += sigmoid(m.map(LEFT_MAP)[i]) as f64;
-                conf[ri] += sigmoid(union[i]) as f64;
+                conf[ri] += sigmoid(mask[i]) as f64;
             }
         }
         p_a[ri] /= *area as f64;
@@ -371,7 +370,7 @@ pub fn decode(m: &Maps) -> Result<Vec<HandObs>, HandsError> {
         let Some(s) = slot_of[ri] else {
             continue; // a fifth hand: the four pairs are taken
         };
-        let outline: Vec<[f64; 2]> = outline_cells(&union, labels, *l, *r)?
+        let outline: Vec<[f64; 2]> = outline_cells(mask, labels, *l, *r)?
             .into_iter()
             .map(|[x, y]| m.cell_to_px_clipped(x, y))
             .collect();

@@ -217,9 +217,11 @@ fn load_tract(path: &Path) -> Result<TractPlan, String> {
         .collect();
     match dims {
         Some(d) if d == want => {}
-        Some(d) => return Err(format!(
+        Some(d) => {
+            return Err(format!(
             "input shape is {d:?}, expected {want:?} (1 x 3 x {MODEL_IN_H_PX} x {MODEL_IN_W_PX})"
-        )),
+        ))
+        }
         None => return Err(format!("input shape is not fixed, expected {want:?}")),
     }
     model

@@ -300,16 +300,20 @@ impl Perceiver {
     /// Inside, reach, lead and the card pressed, from the field; the player from where
     /// the hand points when that is clear.
     fn place(&self, h: &mut HandObs) -> Result<(), HandsError> {
-        if h.outline_px.len() >= 3 && !h.fingertips_px.is_empty() {
-            let poly = self.map.to_field(&h.outline_px)?;
+        // The outline in the field, projected once for the pointing and the reach.
+        let poly = if h.outline_px.len() >= 3 {
+            Some(self.map.to_field(&h.outline_px)?)
+        } else {
+            None
+        };
+        if let (Some(poly), false) = (&poly, h.fingertips_px.is_empty()) {
             let tips = self.map.to_field(&h.fingertips_px)?;
-            if let Some(p) = pointing_player(&poly, &tips) {
+            if let Some(p) = pointing_player(poly, &tips) {
                 h.player = p;
             }
         }
         h.lead = self.layout.lead_hand(h.player).map(|l| l == h.hand);
-        if h.outline_px.len() >= 3 {
-            let poly = self.map.to_field(&h.outline_px)?;
+        if let Some(poly) = poly {
             h.inside = self.geom.hand_is_inside(&poly);
             let area = self.geom.playing_area();
             h.reach_mm = poly

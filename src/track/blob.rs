@@ -2,14 +2,13 @@
 //! smallest white-balanced channel, as the card detector's whiteness) and differ from the
 //! layout image, grouped into blobs; and the geometry of a card seen as such a blob.
 
+use crate::detect::cards::{percentile_u8, PAPER_LEVEL};
 use crate::detect::QuadPx;
 use crate::rules::geometry::{Pt, Rect as AreaRect};
 use opencv::core::{self, Mat, Point, Point2f, Rect, Scalar, Size, Vector};
 use opencv::imgproc;
 use opencv::prelude::*;
 
-/// White-balanced level the paper is scaled to (as `detect::cards`).
-const PAPER_LEVEL: f64 = 200.0;
 /// Whiteness at or above this is paper.
 pub const WHITE_MIN: f64 = 160.0;
 /// Gray difference from the layout image at or above this is change.
@@ -30,24 +29,6 @@ pub struct SeenBlob {
 pub struct BlobFinder {
     gains: [f64; 3],
     reference_gray: Mat,
-}
-
-fn percentile_u8(ch: &Mat, q: f64) -> Result<f64, opencv::Error> {
-    let mut hist = [0u64; 256];
-    let c = ch.try_clone()?;
-    for &v in c.data_bytes()? {
-        hist[v as usize] += 1;
-    }
-    let total: u64 = hist.iter().sum();
-    let target = (total as f64 * q) as u64;
-    let mut acc = 0;
-    for (v, n) in hist.iter().enumerate() {
-        acc += n;
-        if acc >= target {
-            return Ok(v as f64);
-        }
-    }
-    Ok(255.0)
 }
 
 impl BlobFinder {
