@@ -3,7 +3,7 @@
 //! `cargo bench --bench detect`; numbers go to the README.
 
 use karuta_referee::detect::cards::{self, FindOptions};
-use karuta_referee::detect::layout::{measure_image, undistort_image};
+use karuta_referee::detect::layout::{measure_image, measure_layout_readings, undistort_image};
 use karuta_referee::detect::motion::MotionMonitor;
 use karuta_referee::detect::naming::Namer;
 use karuta_referee::detect::still::layout_frames;
@@ -70,6 +70,22 @@ fn main() {
     }
     let (s, f, tot) = (median(still_ms), median(find_ms), median(total_ms));
     println!("layout extraction at 1280x720 (median of 3): still frames {s:.0} ms, card quads {f:.0} ms, names + registration {:.0} ms, total {tot:.0} ms", tot - s - f);
+
+    // The whole command's work: templates, still frames, quads, names, registration, and
+    // the later still stretches when the first is short or a card stays unnamed.
+    let starts: Vec<f64> = readings
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter_map(|v| v["kami_start_s"].as_f64())
+        .collect();
+    let t = Instant::now();
+    let m = measure_layout_readings(&video, &starts, Some(&k)).unwrap();
+    println!(
+        "layout as the command measures it (templates included): {:.0} ms, {} named, {} later still stretches",
+        t.elapsed().as_secs_f64() * 1e3,
+        m.cards.iter().filter(|c| c.name.poem.is_some()).count(),
+        m.more_stills.len()
+    );
 
     // Per-frame signal: frames decoded up front, so only the monitor is timed.
     let still = layout_frames(&video, until).unwrap();

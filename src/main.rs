@@ -80,6 +80,91 @@ enum Command {
         #[arg(long)]
         out: Option<PathBuf>,
     },
+    /// Rulings from a recording's video and readings: OUT/layout.json, OUT/events.jsonl,
+    /// OUT/decisions.jsonl (written under .part names until complete).
+    Analyze {
+        /// The recording directory (video.*, readings.jsonl, optional frames.csv and the
+        /// lens part of calibration.json).
+        dir: PathBuf,
+        /// Where to write (default: DIR/analysis).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Continue a run that was killed, from its last ruling.
+        #[arg(long)]
+        resume: bool,
+        /// The hand model; without the file the run goes on without hands and every
+        /// ruling that rests on them is marked for review.
+        #[arg(long, default_value = "models/hands.onnx")]
+        hands_model: PathBuf,
+        /// Hands from the simulator's labels instead of a model (measures the rest of
+        /// the pipeline on simulated recordings only).
+        #[arg(long)]
+        hands_labels: bool,
+        /// Skip the review page (OUT/report.html and its evidence).
+        #[arg(long)]
+        no_report: bool,
+    },
+    /// Rulings printed as they are made, from a video played at its own pace or a camera.
+    Live {
+        #[arg(long, conflicts_with = "camera")]
+        video: Option<PathBuf>,
+        #[arg(long)]
+        camera: Option<i32>,
+        /// Release the video's frames at the recording's rate.
+        #[arg(long)]
+        realtime: bool,
+        /// The reader's timeline, read as lines are appended; `-` for stdin.
+        #[arg(long)]
+        readings: Option<String>,
+        /// The lens part of calibration.json.
+        #[arg(long)]
+        calibration: Option<PathBuf>,
+        #[arg(long, default_value = "models/hands.onnx")]
+        hands_model: PathBuf,
+    },
+    /// An analysis scored against a simulated recording's truth, as JSON (OUT/score.json).
+    Score {
+        #[arg(long)]
+        truth: PathBuf,
+        #[arg(long)]
+        out: PathBuf,
+        /// Print each ruling beside the truth, for people, instead of the JSON.
+        #[arg(long)]
+        table: bool,
+    },
+    /// The hands of a recording seen by the hand model, frame by frame (OUT/hands.jsonl),
+    /// and the touch, enter and leave events they make (OUT/events.jsonl).
+    Perceive {
+        /// The recording directory (video.*, calibration.json, layout.json; the layout is
+        /// measured from the video when the directory has none).
+        dir: PathBuf,
+        /// Where to write events.jsonl and hands.jsonl (default: DIR).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// The hand model (ONNX).
+        #[arg(long, default_value = karuta_referee::hands::DEFAULT_MODEL)]
+        model: PathBuf,
+        /// The engine that runs it.
+        #[arg(long, value_enum, default_value_t)]
+        backend: karuta_referee::hands::Backend,
+        /// Frames between runs of the network while no hand is over the field.
+        #[arg(long, default_value_t = 8)]
+        idle_stride: usize,
+        /// Frames between runs while a hand is over the field.
+        #[arg(long, default_value_t = 2)]
+        active_stride: usize,
+        /// Engine threads (ONNX Runtime; tract runs on one).
+        #[arg(long, default_value_t = 1)]
+        threads: usize,
+    },
+    /// Hands and events written by `perceive` (OUT) against a simulated recording's
+    /// labels and truth (DIR), as JSON.
+    ScoreHands {
+        #[arg(long)]
+        truth: PathBuf,
+        #[arg(long)]
+        out: PathBuf,
+    },
     /// A simulated recording directory with exact truth (video, readings, layout,
     /// calibration, truth events and rulings, optional per-frame labels).
     Simulate {
@@ -105,6 +190,56 @@ enum Command {
         /// Gap between the territories as laid out (rules: 30 mm).
         #[arg(long, default_value_t = 30.0)]
         gap_mm: f64,
+        /// Draw the card texts in this font file (.ttf/.otf/.ttc) instead of the seed's.
+        #[arg(long)]
+        card_font: Option<PathBuf>,
+        /// Set the card texts' columns stepped or level instead of the default (stepped).
+        #[arg(long, value_enum)]
+        card_columns: Option<karuta_referee::sim::look::CardColumns>,
+        /// Print the card texts with dakuten.
+        #[arg(long)]
+        card_dakuten: bool,
+    },
+    /// The review page of a recording (OUT/report.html with every ruling's evidence) from
+    /// existing rulings; by default the recording's own truth files.
+    Report {
+        /// The recording directory (video.*, layout.json, readings.jsonl, calibration.json).
+        #[arg(long)]
+        dir: PathBuf,
+        /// Where to write report.html, review.json and evidence/.
+        #[arg(long)]
+        out: PathBuf,
+        /// Rulings (default DIR/truth_decisions.jsonl).
+        #[arg(long)]
+        decisions: Option<PathBuf>,
+        /// Events (default DIR/truth.jsonl).
+        #[arg(long)]
+        events: Option<PathBuf>,
+        #[arg(long)]
+        layout: Option<PathBuf>,
+        #[arg(long)]
+        readings: Option<PathBuf>,
+        #[arg(long)]
+        calibration: Option<PathBuf>,
+        /// Hand observations (default DIR/labels/frames.jsonl when present).
+        #[arg(long)]
+        hands: Option<PathBuf>,
+        /// The video (default DIR/video.*).
+        #[arg(long)]
+        video: Option<PathBuf>,
+        /// A page without frames (no video needed).
+        #[arg(long, conflicts_with = "video")]
+        no_video: bool,
+        /// Also write OUT/annotated.mp4, the whole match annotated.
+        #[arg(long)]
+        annotate: bool,
+    },
+    /// One ruling of a report in the terminal, with the paths of its clip and strip.
+    Review {
+        /// The report's folder (the OUT of `report` or `analyze`).
+        out: PathBuf,
+        #[arg(long)]
+        seq: u32,
     },
     /// The reader's timeline heard in the video's sound track alone -> readings.jsonl.
     Readings {
@@ -135,6 +270,8 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    // FFmpeg's process-wide settings, before any thread starts.
+    karuta_referee::capture::init_process();
     let args = match Args::try_parse() {
         Ok(a) => a,
         Err(e) => {
@@ -149,6 +286,53 @@ fn main() -> ExitCode {
     let mut stdout = std::io::stdout().lock();
     let outcome = match args.command {
         Command::Kimariji { read } => cli::kimariji(&read, &mut stdout),
+        Command::Analyze {
+            dir,
+            out,
+            resume,
+            hands_model,
+            hands_labels,
+            no_report,
+        } => {
+            let hands = if hands_labels {
+                cli::analyze::HandsChoice::Labels
+            } else {
+                cli::analyze::HandsChoice::Model(hands_model)
+            };
+            cli::analyze::analyze(
+                &dir,
+                out.as_deref(),
+                resume,
+                &hands,
+                !no_report,
+                &mut stdout,
+            )
+        }
+        Command::Live {
+            video,
+            camera,
+            realtime,
+            readings,
+            calibration,
+            hands_model,
+        } => cli::analyze::live(
+            &cli::analyze::LiveArgs {
+                video,
+                camera,
+                realtime,
+                readings,
+                calibration,
+                hands: cli::analyze::HandsChoice::Model(hands_model),
+            },
+            &mut stdout,
+        ),
+        Command::Score { truth, out, table } => {
+            if table {
+                cli::score::table(&truth, &out, &mut stdout)
+            } else {
+                cli::score::score(&truth, &out, &mut stdout)
+            }
+        }
         Command::Adjudicate {
             layout,
             readings,
@@ -177,6 +361,24 @@ fn main() -> ExitCode {
             .into()),
         },
         Command::Layout { dir, out } => cli::layout::layout(&dir, out.as_deref(), &mut stdout),
+        Command::Perceive {
+            dir,
+            out,
+            model,
+            backend,
+            idle_stride,
+            active_stride,
+            threads,
+        } => {
+            let opts = karuta_referee::hands::PerceiveOptions {
+                idle_stride,
+                active_stride,
+                backend,
+                threads,
+            };
+            cli::perceive::perceive(&dir, out.as_deref(), &model, &opts, &mut stdout).map(|_| ())
+        }
+        Command::ScoreHands { truth, out } => cli::perceive::score_hands(&truth, &out, &mut stdout),
         Command::Register {
             calibration,
             markers,
@@ -215,6 +417,9 @@ fn main() -> ExitCode {
             labels,
             territory_mm,
             gap_mm,
+            card_font,
+            card_columns,
+            card_dakuten,
         } => cli::simulate::simulate(
             &cli::simulate::SimulateArgs {
                 seed,
@@ -225,6 +430,9 @@ fn main() -> ExitCode {
                 labels,
                 territory_mm,
                 gap_mm,
+                card_font,
+                card_columns,
+                card_dakuten,
             },
             &out,
             &mut stdout,
@@ -250,6 +458,35 @@ fn main() -> ExitCode {
             },
             &mut stdout,
         ),
+        Command::Report {
+            dir,
+            out,
+            decisions,
+            events,
+            layout,
+            readings,
+            calibration,
+            hands,
+            video,
+            no_video,
+            annotate,
+        } => cli::report::report(
+            &cli::report::ReportArgs {
+                dir,
+                out,
+                decisions,
+                events,
+                layout,
+                readings,
+                calibration,
+                hands,
+                video,
+                no_video,
+                annotate,
+            },
+            &mut stdout,
+        ),
+        Command::Review { out, seq } => cli::review::review(&out, seq, &mut stdout),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

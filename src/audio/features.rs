@@ -100,7 +100,8 @@ pub fn analyze(samples: &[f32], rate_hz: u32) -> Frames {
         .map(|c| {
             let mut row = [0.0f32; MEL_BANDS];
             for (b, v) in row.iter_mut().enumerate() {
-                *v = (std::f64::consts::PI * c as f64 * (b as f64 + 0.5) / MEL_BANDS as f64).cos() as f32;
+                *v = (std::f64::consts::PI * c as f64 * (b as f64 + 0.5) / MEL_BANDS as f64).cos()
+                    as f32;
             }
             row
         })
@@ -148,7 +149,11 @@ pub fn analyze(samples: &[f32], rate_hz: u32) -> Frames {
         // low hum and hiss do not look voiced).
         for (k, b) in buf.iter_mut().enumerate() {
             let kk = if k <= NFFT / 2 { k } else { NFFT - k };
-            let p = if kk >= 3 && kk <= sb_hi { power[kk] } else { 0.0 };
+            let p = if kk >= 3 && kk <= sb_hi {
+                power[kk]
+            } else {
+                0.0
+            };
             *b = Complex::new(p, 0.0);
         }
         ifft.process(&mut buf);

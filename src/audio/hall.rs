@@ -144,7 +144,14 @@ pub fn add_hall(
     truth
 }
 
-fn breath(track: &mut [f32], start_s: f64, end_s: f64, level: f32, rate: f32, rng: &mut ChaCha20Rng) {
+fn breath(
+    track: &mut [f32],
+    start_s: f64,
+    end_s: f64,
+    level: f32,
+    rate: f32,
+    rng: &mut ChaCha20Rng,
+) {
     let a = (start_s * rate as f64) as usize;
     let b = ((end_s * rate as f64) as usize).min(track.len());
     if b <= a {

@@ -95,7 +95,9 @@ fn floor_of(level: &[f32]) -> Vec<f32> {
             v[v.len() / 3]
         })
         .collect();
-    (0..level.len()).map(|i| smooth[(i / block).min(nb - 1)]).collect()
+    (0..level.len())
+        .map(|i| smooth[(i / block).min(nb - 1)])
+        .collect()
 }
 
 struct Tracks {
@@ -441,6 +443,12 @@ fn fixed_pace_onsets(start_s: f64, span_s: f64) -> Vec<f64> {
     let first = TEMPLATE_FIRST_S.min(span_s * 0.4);
     let mora = (span_s - first) / (UNITS - 1) as f64;
     (0..UNITS)
-        .map(|k| if k == 0 { start_s } else { start_s + first + (k - 1) as f64 * mora })
+        .map(|k| {
+            if k == 0 {
+                start_s
+            } else {
+                start_s + first + (k - 1) as f64 * mora
+            }
+        })
         .collect()
 }

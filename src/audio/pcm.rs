@@ -13,13 +13,21 @@ pub const ANALYSIS_RATE_HZ: u32 = 16_000;
 pub const TRACK_RATE_HZ: u32 = 48_000;
 
 fn spawn_error(tool: &str, e: std::io::Error) -> AudioError {
-    AudioError::tool(tool, format!("cannot be run ({e}); install the Debian package {tool}"))
+    AudioError::tool(
+        tool,
+        format!("cannot be run ({e}); install the Debian package {tool}"),
+    )
 }
 
 /// The number of sound streams in a media file and its duration in seconds.
 pub fn probe(path: &Path) -> Result<(usize, f64), AudioError> {
     let out = Command::new("ffprobe")
-        .args(["-v", "error", "-show_entries", "stream=codec_type:format=duration"])
+        .args([
+            "-v",
+            "error",
+            "-show_entries",
+            "stream=codec_type:format=duration",
+        ])
         .args(["-of", "default=noprint_wrappers=1"])
         .arg(path)
         .output()
@@ -29,11 +37,17 @@ pub fn probe(path: &Path) -> Result<(usize, f64), AudioError> {
         return Err(AudioError::input(
             path,
             "file",
-            format!("not a readable video: {}", msg.lines().next().unwrap_or("ffprobe failed")),
+            format!(
+                "not a readable video: {}",
+                msg.lines().next().unwrap_or("ffprobe failed")
+            ),
         ));
     }
     let text = String::from_utf8_lossy(&out.stdout);
-    let audio = text.lines().filter(|l| l.trim() == "codec_type=audio").count();
+    let audio = text
+        .lines()
+        .filter(|l| l.trim() == "codec_type=audio")
+        .count();
     let duration_s = text
         .lines()
         .find_map(|l| l.strip_prefix("duration="))
@@ -55,7 +69,15 @@ pub fn decode(path: &Path, rate_hz: u32) -> Result<Vec<f32>, AudioError> {
     let mut child = Command::new("ffmpeg")
         .args(["-nostdin", "-v", "error", "-i"])
         .arg(path)
-        .args(["-map", "0:a:0", "-vn", "-ac", "1", "-ar", &rate_hz.to_string()])
+        .args([
+            "-map",
+            "0:a:0",
+            "-vn",
+            "-ac",
+            "1",
+            "-ar",
+            &rate_hz.to_string(),
+        ])
         .args(["-f", "f32le", "pipe:1"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -71,7 +93,8 @@ pub fn decode(path: &Path, rate_hz: u32) -> Result<Vec<f32>, AudioError> {
         s
     });
     if let Some(mut out) = child.stdout.take() {
-        out.read_to_end(&mut bytes).map_err(|e| AudioError::io(path, e))?;
+        out.read_to_end(&mut bytes)
+            .map_err(|e| AudioError::io(path, e))?;
     }
     let status = child.wait().map_err(|e| AudioError::io(path, e))?;
     let err_text = err_thread.join().unwrap_or_default();
@@ -79,7 +102,10 @@ pub fn decode(path: &Path, rate_hz: u32) -> Result<Vec<f32>, AudioError> {
         return Err(AudioError::input(
             path,
             "sound track",
-            format!("cannot be decoded: {}", err_text.lines().next().unwrap_or("ffmpeg failed")),
+            format!(
+                "cannot be decoded: {}",
+                err_text.lines().next().unwrap_or("ffmpeg failed")
+            ),
         ));
     }
     Ok(bytes
@@ -99,9 +125,25 @@ pub fn mux(video: &Path, track: &[f32], out: &Path) -> Result<(), AudioError> {
     let mut child = Command::new("ffmpeg")
         .args(["-nostdin", "-y", "-v", "error", "-i"])
         .arg(video)
-        .args(["-f", "f32le", "-ar", &TRACK_RATE_HZ.to_string(), "-ac", "1", "-i", "pipe:0"])
+        .args([
+            "-f",
+            "f32le",
+            "-ar",
+            &TRACK_RATE_HZ.to_string(),
+            "-ac",
+            "1",
+            "-i",
+            "pipe:0",
+        ])
         .args(["-map", "0:v:0", "-map", "1:a:0", "-c:v", "copy"])
-        .args(["-c:a", "aac", "-b:a", "160k", "-ar", &TRACK_RATE_HZ.to_string()])
+        .args([
+            "-c:a",
+            "aac",
+            "-b:a",
+            "160k",
+            "-ar",
+            &TRACK_RATE_HZ.to_string(),
+        ])
         .args(["-movflags", "+faststart"])
         .arg(out)
         .stdin(Stdio::piped())
@@ -122,7 +164,9 @@ pub fn mux(video: &Path, track: &[f32], out: &Path) -> Result<(), AudioError> {
         for s in track {
             bytes.extend_from_slice(&s.clamp(-1.0, 1.0).to_le_bytes());
         }
-        stdin.write_all(&bytes).map_err(|e| AudioError::io(out, e))?;
+        stdin
+            .write_all(&bytes)
+            .map_err(|e| AudioError::io(out, e))?;
     }
     let status = child.wait().map_err(|e| AudioError::io(out, e))?;
     let err_text = err_thread.join().unwrap_or_default();

@@ -72,7 +72,8 @@ pub fn speak(
         let mut shimo_n = 0;
         if let Some(s0) = r.shimo_start_s {
             let next = readings.get(i + 1).map_or(end_s, |n| n.kami_start_s);
-            let stop = (next - rng.gen_range(PAUSE_BEFORE_KAMI_S.0..PAUSE_BEFORE_KAMI_S.1)).min(end_s);
+            let stop =
+                (next - rng.gen_range(PAUSE_BEFORE_KAMI_S.0..PAUSE_BEFORE_KAMI_S.1)).min(end_s);
             let sounds = shimo_sounds(&p.shimo_kana);
             let mora = rng.gen_range(SHIMO_MORA_S.0..SHIMO_MORA_S.1);
             let held = rng.gen_range(SHIMO_LAST_HELD_S.0..SHIMO_LAST_HELD_S.1);
@@ -117,7 +118,11 @@ pub fn full_onsets(r: &Reading, units: usize) -> Vec<f64> {
         KAMI_MORA_S
     };
     while v.len() < units {
-        let step = if v.len() == 1 { FIRST_KANA_HELD_S } else { pace };
+        let step = if v.len() == 1 {
+            FIRST_KANA_HELD_S
+        } else {
+            pace
+        };
         let t = v[v.len() - 1] + step;
         v.push(t);
     }
@@ -166,7 +171,8 @@ pub fn wsola(x: &[f32], out_len: usize) -> Vec<f32> {
         // Too short to overlap-add: resample linearly.
         return (0..out_len)
             .map(|i| {
-                let p = i as f64 * (x.len().saturating_sub(1)) as f64 / out_len.max(2).saturating_sub(1) as f64;
+                let p = i as f64 * (x.len().saturating_sub(1)) as f64
+                    / out_len.max(2).saturating_sub(1) as f64;
                 let a = p.floor() as usize;
                 let f = (p - a as f64) as f32;
                 let b = (a + 1).min(x.len().saturating_sub(1));

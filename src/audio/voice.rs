@@ -67,10 +67,9 @@ impl VoiceSpec {
                 pitch,
                 speed_wpm,
             } => format!("espeak-{}-p{pitch}-s{speed_wpm}", variant.replace('+', "_")),
-            VoiceSpec::Folder(p) => format!(
-                "dir-{}",
-                p.to_string_lossy().replace(['/', '\\', ':'], "_")
-            ),
+            VoiceSpec::Folder(p) => {
+                format!("dir-{}", p.to_string_lossy().replace(['/', '\\', ':'], "_"))
+            }
         }
     }
 }
@@ -137,7 +136,14 @@ impl Voice {
             } => {
                 let wav = self.cache_dir.join(format!("{stem}.wav"));
                 let out = Command::new("espeak-ng")
-                    .args(["-v", variant, "-p", &pitch.to_string(), "-s", &speed_wpm.to_string()])
+                    .args([
+                        "-v",
+                        variant,
+                        "-p",
+                        &pitch.to_string(),
+                        "-s",
+                        &speed_wpm.to_string(),
+                    ])
                     .arg("-w")
                     .arg(&wav)
                     .arg(kana)
@@ -151,7 +157,10 @@ impl Voice {
                 if !out.status.success() {
                     return Err(AudioError::tool(
                         "espeak-ng",
-                        format!("failed on {kana}: {}", String::from_utf8_lossy(&out.stderr).trim()),
+                        format!(
+                            "failed on {kana}: {}",
+                            String::from_utf8_lossy(&out.stderr).trim()
+                        ),
                     ));
                 }
                 let s = read_sound_file(&wav, TRACK_RATE_HZ)?;

@@ -9,8 +9,8 @@ use crate::rules::model::FieldSize;
 use crate::rules::InputError;
 use anyhow::{Context, Result};
 use opencv::core::{Mat, Vector};
+use opencv::imgcodecs;
 use opencv::prelude::*;
-use opencv::{imgcodecs, videoio};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -131,36 +131,17 @@ fn read_image(path: &Path) -> Result<Mat> {
 }
 
 fn video_frames(path: &Path) -> Result<Vec<Mat>> {
-    let bad = |p: &str| -> anyhow::Error {
-        InputError::new(&path.display().to_string(), "video", p.to_string()).into()
+    let bad = |p: String| -> anyhow::Error {
+        InputError::new(&path.display().to_string(), "video", p).into()
     };
-    if !path.is_file() {
-        return Err(bad("does not exist"));
-    }
-    // FFmpeg would print its own complaint about a broken file; ours is the one line.
-    if std::env::var_os("OPENCV_FFMPEG_LOGLEVEL").is_none() {
-        std::env::set_var("OPENCV_FFMPEG_LOGLEVEL", "-8");
-    }
-    let mut cap =
-        videoio::VideoCapture::from_file(path.display().to_string().as_str(), videoio::CAP_FFMPEG)?;
-    if !cap.is_opened()? {
-        return Err(bad("cannot be opened as a video"));
-    }
-    let count = cap.get(videoio::CAP_PROP_FRAME_COUNT)?.max(1.0) as usize;
-    let step = (count / MAX_VIDEO_VIEWS).max(1);
-    let mut frames = Vec::new();
-    let mut i = 0usize;
-    while cap.grab()? {
-        if i.is_multiple_of(step) {
-            let mut f = Mat::default();
-            if cap.retrieve(&mut f, 0)? && !f.empty() {
-                frames.push(f);
-            }
-        }
-        i += 1;
-    }
+    let frames = crate::capture::VideoReader::open(path)
+        .and_then(|mut v| v.spread_frames(MAX_VIDEO_VIEWS))
+        .map_err(|e| match e {
+            crate::capture::CaptureError::OpenCv(cv) => anyhow::Error::new(cv),
+            other => bad(other.problem()),
+        })?;
     if frames.is_empty() {
-        return Err(bad("holds no readable frames"));
+        return Err(bad("holds no readable frames".into()));
     }
     Ok(frames)
 }

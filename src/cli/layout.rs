@@ -1,12 +1,12 @@
 //! `layout DIR [--out OUT]`: the card layout measured from the video alone.
 //!
 //! Reads `DIR/video.*`, and when present the intrinsics of `DIR/calibration.json` and the
-//! first reading's time from `DIR/readings.jsonl`; never `layout.json` or truth files.
+//! readings' times from `DIR/readings.jsonl`; never `layout.json` or truth files.
 //! Writes `OUT/layout.json` and `OUT/calibration.json` (its `image_to_field` measured
 //! here) and prints the layout check.
 
 use crate::cli::read_text;
-use crate::detect::layout::{measure_layout, MeasuredLayout};
+use crate::detect::layout::{measure_layout_readings, MeasuredLayout};
 use crate::detect::video::find_video;
 use crate::detect::DetectError;
 use crate::field::{self, Calibration, Intrinsics};
@@ -16,12 +16,8 @@ use anyhow::{Context, Result};
 use std::io::Write;
 use std::path::Path;
 
-const FFMPEG_LOGLEVEL_ENV: &str = "OPENCV_FFMPEG_LOGLEVEL";
-/// AV_LOG_QUIET.
-const FFMPEG_QUIET: &str = "-8";
-
 /// A detection error as the one line an official reads; input faults exit with 2.
-fn detect_error(e: DetectError) -> anyhow::Error {
+pub(crate) fn detect_error(e: DetectError) -> anyhow::Error {
     match e {
         DetectError::Video { path, problem } => {
             InputError::new(&path.display().to_string(), "video", problem).into()
@@ -57,7 +53,7 @@ struct LensFile {
     reprojection_error_px: Option<f64>,
 }
 
-fn load_calibration(path: &Path) -> Result<Option<Calibration>> {
+pub(crate) fn load_calibration(path: &Path) -> Result<Option<Calibration>> {
     if !path.is_file() {
         return Ok(None);
     }
@@ -82,12 +78,12 @@ fn load_calibration(path: &Path) -> Result<Option<Calibration>> {
         })
 }
 
-fn first_reading_s(path: &Path) -> Result<Option<f64>> {
+fn reading_starts_s(path: &Path) -> Result<Vec<f64>> {
     if !path.is_file() {
-        return Ok(None);
+        return Ok(Vec::new());
     }
     let readings = rules::parse::parse_readings(&path.display().to_string(), &read_text(path)?)?;
-    Ok(readings.first().map(|r| r.kami_start_s))
+    Ok(readings.iter().map(|r| r.kami_start_s).collect())
 }
 
 fn write_pretty<T: serde::Serialize>(path: &Path, v: &T) -> Result<()> {
@@ -97,16 +93,14 @@ fn write_pretty<T: serde::Serialize>(path: &Path, v: &T) -> Result<()> {
 
 /// Measures the layout of the recording in `dir`, writes it to `out_dir` (default `dir`).
 pub fn layout(dir: &Path, out_dir: Option<&Path>, out: &mut dyn Write) -> Result<()> {
-    // FFmpeg's own log would add lines of its own to the one-line error on a bad file;
-    // OpenCV reads this before its first FFmpeg call. The user's setting wins.
-    if std::env::var_os(FFMPEG_LOGLEVEL_ENV).is_none() {
-        std::env::set_var(FFMPEG_LOGLEVEL_ENV, FFMPEG_QUIET);
-    }
+    // FFmpeg's own log would add lines of its own to the one-line error on a bad file.
+    crate::capture::init_process();
     let video = find_video(dir).map_err(detect_error)?;
     let cal = load_calibration(&dir.join("calibration.json"))?;
     let intrinsics = cal.as_ref().map(Intrinsics::from_calibration);
-    let until_s = first_reading_s(&dir.join("readings.jsonl"))?;
-    let m = measure_layout(&video, until_s, intrinsics.as_ref()).map_err(detect_error)?;
+    let starts_s = reading_starts_s(&dir.join("readings.jsonl"))?;
+    let m =
+        measure_layout_readings(&video, &starts_s, intrinsics.as_ref()).map_err(detect_error)?;
     report(&m, out)?;
 
     let out_dir = out_dir.unwrap_or(dir);
@@ -149,6 +143,13 @@ fn report(m: &MeasuredLayout, out: &mut dyn Write) -> Result<()> {
         named,
         m.rejected
     )?;
+    for (first, n) in &m.more_stills {
+        writeln!(
+            out,
+            "names also from frames {first}..{} ({n} averaged, a still stretch after a reading)",
+            first + n
+        )?;
+    }
     for c in m.cards.iter().filter(|c| c.placement.poem.is_none()) {
         writeln!(
             out,

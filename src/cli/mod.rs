@@ -1,9 +1,14 @@
 //! The commands behind the binary: each reads its files, calls one library function and
 //! writes its output. Owns file access and exit codes; holds no referee logic.
 
+pub mod analyze;
 pub mod field;
 pub mod layout;
+pub mod perceive;
 pub mod readings;
+pub mod report;
+pub mod review;
+pub mod score;
 pub mod simulate;
 
 use crate::rules::{self, InputError};

@@ -24,9 +24,8 @@ pub fn audio_error(e: AudioError) -> anyhow::Error {
 }
 
 fn video_in(dir: &Path) -> Result<PathBuf> {
-    find_video(dir).map_err(|e| {
-        InputError::new(&dir.display().to_string(), "video", e.to_string()).into()
-    })
+    find_video(dir)
+        .map_err(|e| InputError::new(&dir.display().to_string(), "video", e.to_string()).into())
 }
 
 /// `readings DIR [--out OUT]`.

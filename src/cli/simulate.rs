@@ -1,6 +1,7 @@
 //! `simulate`: checks the options, runs the simulator, prints what was written.
 
 use crate::rules::InputError;
+use crate::sim::look::{CardColumns, CardTextOptions};
 use crate::sim::{self, Preset, SimOptions};
 use anyhow::Result;
 use std::io::{IsTerminal, Write};
@@ -35,6 +36,9 @@ pub struct SimulateArgs {
     pub labels: bool,
     pub territory_mm: f64,
     pub gap_mm: f64,
+    pub card_font: Option<std::path::PathBuf>,
+    pub card_columns: Option<CardColumns>,
+    pub card_dakuten: bool,
 }
 
 pub fn simulate(args: &SimulateArgs, out_dir: &Path, out: &mut dyn Write) -> Result<()> {
@@ -68,6 +72,16 @@ pub fn simulate(args: &SimulateArgs, out_dir: &Path, out: &mut dyn Write) -> Res
         )
         .into());
     }
+    if let Some(f) = &args.card_font {
+        if !f.is_file() {
+            return Err(InputError::new(
+                "--card-font",
+                f.display().to_string(),
+                "no such font file",
+            )
+            .into());
+        }
+    }
     let opts = SimOptions {
         seed: args.seed,
         fps: args.fps,
@@ -78,6 +92,11 @@ pub fn simulate(args: &SimulateArgs, out_dir: &Path, out: &mut dyn Write) -> Res
         labels: args.labels,
         territory_mm: args.territory_mm,
         gap_mm: args.gap_mm,
+        card_text: CardTextOptions {
+            font: args.card_font.as_ref().map(|f| f.display().to_string()),
+            columns: args.card_columns,
+            dakuten: args.card_dakuten,
+        },
         ..SimOptions::default()
     };
     let summary = sim::simulate(&opts, out_dir, std::io::stderr().is_terminal())?;

@@ -18,7 +18,7 @@ use opencv::imgproc;
 use opencv::prelude::*;
 
 /// Whiteness the paper is scaled to (out of 255), with headroom against clipping.
-const PAPER_LEVEL: f64 = 200.0;
+pub const PAPER_LEVEL: f64 = 200.0;
 /// Threshold levels (on whiteness) at which blobs are collected.
 const LEVELS: std::ops::RangeInclusive<i32> = 4..=19;
 const LEVEL_STEP: i32 = 10;
@@ -168,7 +168,9 @@ pub fn whiteness(bgr: &Mat) -> Result<Mat, DetectError> {
     out.ok_or_else(|| DetectError::OpenCv(opencv::Error::new(core::StsBadArg, "no channels")))
 }
 
-fn percentile_u8(ch: &Mat, q: f64) -> Result<f64, DetectError> {
+/// The `q` quantile of an 8-bit single-channel image (the card tracker balances its
+/// white with the same rule).
+pub fn percentile_u8(ch: &Mat, q: f64) -> Result<f64, opencv::Error> {
     let mut hist = [0u64; 256];
     let c = if ch.is_continuous() {
         ch.clone()

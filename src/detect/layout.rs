@@ -1,8 +1,10 @@
 //! The layout from a video: still frames -> undistort -> cards -> names -> the field
-//! stage's registration -> `rules::Layout` and the image-to-field homography.
+//! stage's registration -> `rules::Layout` and the image-to-field homography. When the
+//! still stretch before the first reading is short, or a card stays unnamed, the still
+//! stretches between readings add views of the cards still in place to name them.
 
-use super::cards::{self, FindOptions, FoundCard};
-use super::naming::{CardName, Namer};
+use super::cards::{self, centre, side_lengths, FindOptions, FoundCard};
+use super::naming::{self, CardName, Namer};
 use super::still::{self, LayoutFrames};
 use super::{DetectError, QuadPx};
 use crate::field::{self, CardQuad, Intrinsics};
@@ -39,6 +41,46 @@ pub struct MeasuredLayout {
     pub image_size: [u32; 2],
     /// The averaged layout image as decoded (not undistorted).
     pub still: LayoutFrames,
+    /// Later still stretches whose views helped name the cards (first frame, frames).
+    pub more_stills: Vec<(usize, usize)>,
+    /// Every found card's correlations with the 100 poems, summed over the still images
+    /// that showed it in place, and how many did (found order).
+    scores: NameScores,
+}
+
+/// What naming needs to look at the cards again in another still image.
+struct NameScores {
+    faces: Vec<QuadPx>,
+    flipped: Vec<bool>,
+    styles: Vec<usize>,
+    raw_sum: Vec<Vec<f64>>,
+    views: Vec<usize>,
+}
+
+/// A later view's scores are added to a card's only when they rank the 100 poems alike
+/// (correlation of the two score rows at least this): the same card, not another one
+/// put in its place after a take or a send.
+const SAME_CARD_MIN_ROW_CORR: f64 = 0.5;
+/// A card in a later image within this share of its short side of its first place is
+/// the card still in place.
+const SAME_PLACE_FRAC: f64 = 0.25;
+/// At most this many later still stretches are looked at.
+const MAX_MORE_STILLS: usize = 2;
+
+fn row_corr(a: &[f64], b: &[f64]) -> f64 {
+    let n = a.len().min(b.len()).max(1) as f64;
+    let ma = a.iter().sum::<f64>() / n;
+    let mb = b.iter().sum::<f64>() / n;
+    let (mut sab, mut saa, mut sbb) = (0.0, 0.0, 0.0);
+    for (x, y) in a.iter().zip(b) {
+        sab += (x - ma) * (y - mb);
+        saa += (x - ma).powi(2);
+        sbb += (y - mb).powi(2);
+    }
+    if saa <= 0.0 || sbb <= 0.0 {
+        return 0.0;
+    }
+    sab / (saa * sbb).sqrt()
 }
 
 fn has_distortion(k: &Intrinsics) -> bool {
@@ -109,7 +151,8 @@ pub fn measure_image(
     // B's cards face B: upside down to a camera with A at the bottom of the image.
     let flipped: Vec<bool> = reg.cards.iter().map(|p| p.y_mm > 0.0).collect();
     let faces: Vec<QuadPx> = found.iter().map(|c| c.face_px).collect();
-    let names = namer.name_cards(&image, &faces, &flipped, None)?;
+    let (raw, styles) = namer.raw_scores_in(&image, &faces, &flipped, None)?;
+    let names = naming::name_field(&raw, &flipped, None);
     for (q, n) in quads.iter_mut().zip(&names) {
         q.poem = n.poem;
         q.poem_score = Some(round_to(n.score, 0.001));
@@ -153,7 +196,93 @@ pub fn measure_image(
         rejected,
         image_size: [image.cols() as u32, image.rows() as u32],
         still,
+        more_stills: Vec::new(),
+        scores: NameScores {
+            faces,
+            flipped,
+            styles,
+            views: vec![1; raw.len()],
+            raw_sum: raw,
+        },
     })
+}
+
+/// Adds the views of another still image (as decoded) of the same field: every card
+/// still in place (a face found within `SAME_PLACE_FRAC` of its short side, whose scores
+/// rank the poems alike) adds its scores, and the field is named again on the means.
+/// Returns how many cards were seen again.
+pub fn add_still_view(
+    m: &mut MeasuredLayout,
+    more: &LayoutFrames,
+    intrinsics: Option<&Intrinsics>,
+    namer: &Namer,
+) -> Result<usize, DetectError> {
+    let image = match intrinsics {
+        Some(k) => undistort_image(&more.image, k)?,
+        None => more.image.clone(),
+    };
+    let s = &mut m.scores;
+    let mut areas: Vec<f64> = s.faces.iter().map(quad_area_px).collect();
+    areas.sort_by(|a, b| a.total_cmp(b));
+    let area = areas.get(areas.len() / 2).copied().unwrap_or(0.0);
+    let found = cards::find_cards(
+        &image,
+        &FindOptions {
+            expected_face_area_px: (area > 0.0).then_some(area),
+        },
+    )?;
+    // Each first-image card and the later face at its place, if any.
+    let mut pairs: Vec<(usize, QuadPx)> = Vec::new();
+    for (i, f) in s.faces.iter().enumerate() {
+        let c = centre(f);
+        let (short, _) = side_lengths(f);
+        if let Some(g) = found.iter().find(|g| {
+            let d = centre(&g.face_px);
+            (d[0] - c[0]).hypot(d[1] - c[1]) < SAME_PLACE_FRAC * short
+        }) {
+            pairs.push((i, g.face_px));
+        }
+    }
+    let faces: Vec<QuadPx> = pairs.iter().map(|p| p.1).collect();
+    let flipped: Vec<bool> = pairs.iter().map(|p| s.flipped[p.0]).collect();
+    let (raw, _) = namer.raw_scores_in(&image, &faces, &flipped, Some(&s.styles))?;
+    let mut seen = 0;
+    for ((i, _), row) in pairs.iter().zip(&raw) {
+        let mean: Vec<f64> = s.raw_sum[*i]
+            .iter()
+            .map(|v| v / s.views[*i] as f64)
+            .collect();
+        if row_corr(&mean, row) < SAME_CARD_MIN_ROW_CORR {
+            continue;
+        }
+        for (a, b) in s.raw_sum[*i].iter_mut().zip(row) {
+            *a += b;
+        }
+        s.views[*i] += 1;
+        seen += 1;
+    }
+    let mean: Vec<Vec<f64>> = s
+        .raw_sum
+        .iter()
+        .zip(&s.views)
+        .map(|(r, n)| r.iter().map(|v| v / *n as f64).collect())
+        .collect();
+    let names = naming::name_field(&mean, &s.flipped, None);
+    for c in &mut m.cards {
+        let Some(i) = s.faces.iter().position(|f| *f == c.face_px) else {
+            continue;
+        };
+        c.name = names[i].clone();
+        c.placement.poem = names[i].poem;
+        c.placement.poem_score = Some(round_to(names[i].score, 0.001));
+        c.quad.poem = names[i].poem;
+        c.quad.poem_score = c.placement.poem_score;
+    }
+    for (p, c) in m.layout.cards.iter_mut().zip(&m.cards) {
+        *p = c.placement.clone();
+    }
+    m.more_stills.push((more.first_frame, more.frames_averaged));
+    Ok(seen)
 }
 
 /// Measures the layout of a recording: `until_s` is the first reading's start, if known.
@@ -162,9 +291,47 @@ pub fn measure_layout(
     until_s: Option<f64>,
     intrinsics: Option<&Intrinsics>,
 ) -> Result<MeasuredLayout, DetectError> {
-    let still = still::layout_frames(video, until_s)?;
+    let starts: Vec<f64> = until_s.into_iter().collect();
+    measure_layout_readings(video, &starts, intrinsics)
+}
+
+/// Measures the layout of a recording whose readings start at `reading_starts_s` (may be
+/// empty). The layout comes from the still stretch before the first reading; when that
+/// stretch is short (under `still::ENOUGH_STILL_FRAMES` frames) or a card stays unnamed,
+/// the still stretches before the next readings (the last one: before the end of the
+/// video) add views of the cards still in place to name them.
+pub fn measure_layout_readings(
+    video: &Path,
+    reading_starts_s: &[f64],
+    intrinsics: Option<&Intrinsics>,
+) -> Result<MeasuredLayout, DetectError> {
+    let still = still::layout_frames(video, reading_starts_s.first().copied())?;
     let namer = Namer::new()?;
-    measure_image(video, still, intrinsics, &namer)
+    let short = still.frames_averaged < still::ENOUGH_STILL_FRAMES;
+    let mut m = measure_image(video, still, intrinsics, &namer)?;
+    let unnamed = m.cards.iter().any(|c| c.name.poem.is_none());
+    if (short || unnamed) && !reading_starts_s.is_empty() {
+        for k in 0..reading_starts_s.len().min(MAX_MORE_STILLS) {
+            let next = reading_starts_s.get(k + 1).copied();
+            let Some(more) = still::still_frames_between(video, reading_starts_s[k], next)? else {
+                continue;
+            };
+            add_still_view(&mut m, &more, intrinsics, &namer)?;
+            if m.cards.iter().all(|c| c.name.poem.is_some()) && !short {
+                break;
+            }
+        }
+    }
+    Ok(m)
+}
+
+fn quad_area_px(q: &QuadPx) -> f64 {
+    let mut a = 0.0;
+    for i in 0..4 {
+        let (p, r) = (q[i], q[(i + 1) % 4]);
+        a += p[0] * r[1] - r[0] * p[1];
+    }
+    0.5 * a.abs()
 }
 
 fn round_to(v: f64, step: f64) -> f64 {

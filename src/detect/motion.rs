@@ -11,6 +11,7 @@ use super::{DetectError, QuadPx};
 use opencv::core::{self, Mat, Point, Rect, Scalar, Size, Vector};
 use opencv::imgproc;
 use opencv::prelude::*;
+use serde::{Deserialize, Serialize};
 
 /// Frames are shrunk by this factor before comparison.
 pub const MONITOR_SCALE: f64 = 0.25;
@@ -22,7 +23,7 @@ pub const SETTLED_GRAY: f64 = 2.0;
 pub const SETTLE_FRAMES: u32 = 24;
 
 /// What the monitor says about one card in the current frame.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum CardState {
     Still,
     /// Its region differs from the reference: a hand or shadow over it, or it is moving.
@@ -31,7 +32,7 @@ pub enum CardState {
     Moved,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct CardSignal {
     /// Mean absolute difference from the reference, gray levels.
     pub diff_gray: f64,
@@ -41,6 +42,24 @@ pub struct CardSignal {
 struct Watched {
     rect: Rect,
     /// Pixel offsets (row-major within `rect`) inside the card outline.
+    inside: Vec<usize>,
+    reference: Vec<f32>,
+    reference_mean: f64,
+    previous: Vec<f32>,
+    settled_frames: u32,
+}
+
+/// A monitor's state between frames, to continue exactly where it stood (a resumed run).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MonitorState {
+    small_size_px: [i32; 2],
+    cards: Vec<WatchedState>,
+    signals: Vec<CardSignal>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+struct WatchedState {
+    rect_px: [i32; 4],
     inside: Vec<usize>,
     reference: Vec<f32>,
     reference_mean: f64,
@@ -175,6 +194,49 @@ impl MotionMonitor {
             };
         }
         Ok(())
+    }
+
+    /// The state between frames.
+    pub fn state(&self) -> MonitorState {
+        MonitorState {
+            small_size_px: [self.small_size.width, self.small_size.height],
+            cards: self
+                .cards
+                .iter()
+                .map(|w| WatchedState {
+                    rect_px: [w.rect.x, w.rect.y, w.rect.width, w.rect.height],
+                    inside: w.inside.clone(),
+                    reference: w.reference.clone(),
+                    reference_mean: w.reference_mean,
+                    previous: w.previous.clone(),
+                    settled_frames: w.settled_frames,
+                })
+                .collect(),
+            signals: self.signals.clone(),
+        }
+    }
+
+    /// A monitor that continues from `state`.
+    pub fn from_state(state: MonitorState) -> MotionMonitor {
+        MotionMonitor {
+            small_size: Size::new(state.small_size_px[0], state.small_size_px[1]),
+            small: Mat::default(),
+            gray: Mat::default(),
+            cards: state
+                .cards
+                .into_iter()
+                .map(|w| Watched {
+                    rect: Rect::new(w.rect_px[0], w.rect_px[1], w.rect_px[2], w.rect_px[3]),
+                    inside: w.inside,
+                    reference: w.reference,
+                    reference_mean: w.reference_mean,
+                    previous: w.previous,
+                    settled_frames: w.settled_frames,
+                })
+                .collect(),
+            signals: state.signals,
+            scratch: Vec::new(),
+        }
     }
 
     pub fn signals(&self) -> &[CardSignal] {

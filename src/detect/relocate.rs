@@ -49,15 +49,13 @@ pub fn relocate(
         })
         .collect();
     let faces: Vec<QuadPx> = fresh.iter().map(|f| f.face_px).collect();
-    // A moved card may lie either way up: read it both ways, keep the better.
-    let up = namer.name_cards(frame, &faces, &vec![false; faces.len()], Some(missing))?;
-    let down = namer.name_cards(frame, &faces, &vec![true; faces.len()], Some(missing))?;
+    // A moved card may lie either way up: each is read both ways and keeps the way its
+    // best candidate stands out more; the same field-relative rule as the layout's
+    // names it, with only the missing poems open (each at most once).
+    let names = namer.name_cards_either_way(frame, &faces, Some(missing))?;
     Ok(fresh
         .into_iter()
-        .zip(up.into_iter().zip(down))
-        .map(|(card, (u, d))| Relocated {
-            card,
-            name: if d.score > u.score { d } else { u },
-        })
+        .zip(names)
+        .map(|(card, name)| Relocated { card, name })
         .collect())
 }

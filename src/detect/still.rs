@@ -2,6 +2,9 @@
 //!
 //! At the end of memorisation nobody reaches over the field, so the frames there show
 //! the layout unoccluded; averaging them beats sensor noise and compression artefacts.
+//! Between readings the field is still again (`still_frames_between`): when the stretch
+//! before the first reading is short, those later stretches add views of the cards
+//! still in place.
 
 use super::video::Video;
 use super::DetectError;
@@ -19,6 +22,8 @@ pub const MAX_SCAN_S: f64 = 6.0;
 pub const STILL_DIFF_GRAY: f64 = 1.5;
 /// Frames averaged into the layout image.
 pub const MAX_AVERAGE_FRAMES: usize = 16;
+/// A still stretch of fewer frames than this is short: later stretches are looked at too.
+pub const ENOUGH_STILL_FRAMES: usize = 8;
 /// Frames moved by less than this (px) against the first averaged frame are added as
 /// they are.
 const MIN_ALIGN_SHIFT_PX: f64 = 0.02;
@@ -86,13 +91,48 @@ fn longest_still_run(change: &[f64]) -> (usize, usize) {
 /// stretch and averages up to `MAX_AVERAGE_FRAMES` frames from its middle.
 pub fn layout_frames(path: &Path, until_s: Option<f64>) -> Result<LayoutFrames, DetectError> {
     let scan_s = until_s.unwrap_or(DEFAULT_SCAN_S).clamp(0.0, MAX_SCAN_S);
+    still_frames_in(path, 0.0, scan_s)
+}
+
+/// The longest still stretch in the last `MAX_SCAN_S` seconds before `until_s` and after
+/// `from_s` (between two readings: the players wait for the next one), averaged; `until_s`
+/// `None` reads to the end of the video. `None` when no frame lies in the window.
+pub fn still_frames_between(
+    path: &Path,
+    from_s: f64,
+    until_s: Option<f64>,
+) -> Result<Option<LayoutFrames>, DetectError> {
+    let end_s = match until_s {
+        Some(t) => t,
+        None => Video::open(path)?.duration_s(),
+    };
+    let start_s = from_s.max(end_s - MAX_SCAN_S);
+    if !(end_s > start_s) {
+        return Ok(None);
+    }
+    match still_frames_in(path, start_s, end_s) {
+        Ok(f) => Ok(Some(f)),
+        Err(DetectError::Video { .. }) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// The longest still stretch among the frames of [from_s, until_s) (the first frame is
+/// always read), averaged.
+fn still_frames_in(path: &Path, from_s: f64, until_s: f64) -> Result<LayoutFrames, DetectError> {
+    let scan_s = until_s;
     let mut video = Video::open(path)?;
     let fps = video.fps;
+    let skipped = if from_s > 0.0 {
+        video.skip((from_s * fps).floor() as usize)?
+    } else {
+        0
+    };
     let mut change = Vec::new();
     let mut prev: Option<Mat> = None;
     let mut times = Vec::new();
     while let Some(frame) = video.next_frame()? {
-        if frame.index > 0 && frame.t_s >= scan_s {
+        if frame.index > skipped && frame.t_s >= scan_s {
             break;
         }
         let thumb = thumbnail(&frame.bgr)?;
@@ -114,7 +154,7 @@ pub fn layout_frames(path: &Path, until_s: Option<f64>) -> Result<LayoutFrames, 
     let first = run_start + (run_len - n) / 2;
 
     let mut video = Video::open(path)?;
-    video.skip(first)?;
+    video.skip(skipped + first)?;
     let mut sum = Mat::default();
     let mut count = 0usize;
     let mut reference: Option<Mat> = None;
@@ -172,7 +212,7 @@ pub fn layout_frames(path: &Path, until_s: Option<f64>) -> Result<LayoutFrames, 
     sum.convert_to(&mut image, core::CV_8UC3, 1.0 / count as f64, 0.0)?;
     Ok(LayoutFrames {
         image,
-        first_frame: first,
+        first_frame: skipped + first,
         frames_averaged: count,
         fps,
         t_s: times.get(first).copied().unwrap_or(0.0),

@@ -214,16 +214,22 @@ impl Referee {
     }
 
     /// Rules on one reading. `events` are those of its window, in time order.
+    ///
+    /// Four phases over one set of facts: `gather` walks the window (15-1, 21-1, the
+    /// card's place, touches, outs, sends), then `rule_take` (17-19, 21), `rule_fouls`
+    /// (21-23, 24, 25-3) and `rule_sends` (25-26); `close` counts the cards (1).
     pub fn judge(&mut self, r: &Reading, events: &[Event]) -> Ruling {
-        let mut articles: BTreeSet<&'static str> = BTreeSet::new();
-        let mut why: Vec<String> = Vec::new();
-        let mut review: Option<Review> = None;
-        let flag = |review: &mut Option<Review>, what: ReviewWhat, reason: String| {
-            if review.is_none() {
-                *review = Some(Review { reason, what });
-            }
-        };
+        let mut draft = Draft::default();
+        let facts = self.gather(r, events, &mut draft);
+        self.rule_take(r, &facts, &mut draft);
+        self.rule_fouls(r, &facts, &mut draft);
+        let owed = self.rule_sends(r, &facts, &mut draft);
+        self.close(r, facts, draft, owed)
+    }
 
+    /// Phase 1: the reading's facts. Marks the poem read, finds early entries, where the
+    /// read card lies, and walks the window in time order, applying each event's effect.
+    fn gather(&mut self, r: &Reading, events: &[Event], draft: &mut Draft) -> Facts {
         // 15-1: the kimari-ji against the unread poems, and when it was complete.
         let kimariji = self
             .pool
@@ -231,7 +237,7 @@ impl Referee {
             .map(|k| (k.kana, k.len))
             .unwrap_or_default();
         self.pool.mark_read(r.poem);
-        articles.insert("15-1");
+        draft.articles.insert("15-1");
         let (decided_s, decided_estimated) = match &r.onsets_s {
             Some(on) if on.len() >= kimariji.1 && kimariji.1 > 0 => (on[kimariji.1 - 1], false),
             _ => (estimate_decided_s(r.kami_start_s, kimariji.1), true),
@@ -247,8 +253,7 @@ impl Referee {
                     .copied()
                     .unwrap_or((r.kami_start_s, 0.0));
                 if r.kami_start_s - t <= TIE_SIGMAS * err {
-                    flag(
-                        &mut review,
+                    draft.flag(
                         ReviewWhat::CloseCall,
                         format!("{p}'s hand entered {:.1} ms before the kami-no-ku began, within the timing error", (r.kami_start_s - t) * 1e3),
                     );
@@ -265,8 +270,7 @@ impl Referee {
             _ => (None, false, false),
         };
         if start_loc.is_none() && self.unnamed_cards > 0 {
-            flag(
-                &mut review,
+            draft.flag(
                 ReviewWhat::UnknownCard,
                 format!(
                     "poem {} is not among the named cards, and {} card(s) are still unnamed",
@@ -283,12 +287,22 @@ impl Referee {
                 _ => None,
             })
             .collect();
-        let mut touches: Vec<SeenTouch> = Vec::new();
-        let mut out_of_read: Option<(f64, By, Option<Hand>, f64)> = None;
-        let mut sends_done: Vec<SendDone> = Vec::new();
-        let mut late_sends: Vec<SendDone> = Vec::new();
-        let mut contact_t: Option<f64> = None;
-        let mut unseen: Vec<(f64, f64, String)> = Vec::new();
+        let mut facts = Facts {
+            kimariji,
+            decided_s,
+            decided_estimated,
+            early,
+            card_owner,
+            in_play,
+            lost,
+            sent_later,
+            touches: Vec::new(),
+            out_of_read: None,
+            sends_done: Vec::new(),
+            late_sends: Vec::new(),
+            contact_t: None,
+            unseen: Vec::new(),
+        };
         for e in events {
             match &e.what {
                 EventKind::Touch {
@@ -300,13 +314,13 @@ impl Referee {
                     if *direct && self.lead[player.index()].is_none() {
                         // 13-2 note: the hand that first touches a card is the lead hand.
                         self.lead[player.index()] = Some(*hand);
-                        articles.insert("13-2");
+                        draft.articles.insert("13-2");
                     }
                     let territory = match self.cards.get(poem) {
                         Some(Location::Field { owner, .. }) => Some(*owner),
                         _ => None,
                     };
-                    touches.push(SeenTouch {
+                    facts.touches.push(SeenTouch {
                         t_s: e.t_s,
                         t_err_s: e.t_err_s,
                         conf: e.conf,
@@ -318,9 +332,14 @@ impl Referee {
                     });
                 }
                 EventKind::Out { poem, by, hand }
-                    if *poem == r.poem && out_of_read.is_none() && in_play =>
+                    if *poem == r.poem && facts.out_of_read.is_none() && in_play =>
                 {
-                    out_of_read = Some((e.t_s, *by, *hand, e.conf));
+                    facts.out_of_read = Some(ReadCardOut {
+                        t_s: e.t_s,
+                        by: *by,
+                        hand: *hand,
+                        conf: e.conf,
+                    });
                 }
                 EventKind::Send { from, poem } => {
                     let owns = matches!(self.cards.get(poem), Some(Location::Field { owner, .. }) if owner == from);
@@ -331,242 +350,255 @@ impl Referee {
                     };
                     if r.shimo_start_s.is_some_and(|sh| e.t_s >= sh) {
                         // 25-5: the right to send is lost once the shimo-no-ku begins.
-                        late_sends.push(s);
+                        facts.late_sends.push(s);
                         continue;
                     }
                     if owns {
-                        sends_done.push(s);
+                        facts.sends_done.push(s);
                     }
                 }
                 EventKind::Contact { .. } => {
-                    contact_t.get_or_insert(e.t_s);
+                    facts.contact_t.get_or_insert(e.t_s);
                 }
                 EventKind::Unseen { from_s, to_s, what } => {
-                    unseen.push((*from_s, *to_s, what.clone()))
+                    facts.unseen.push((*from_s, *to_s, what.clone()))
                 }
                 _ => {}
             }
             self.observe(e);
         }
+        facts
+    }
 
-        // ---- The take (17, 18, 19, 21).
-        let mut take: Option<Take> = None;
-        let mut confidence: f64 = 1.0;
-        let mut fouls_invalid = false;
+    /// Phase 2: the take under 17-19, and 21-1/21-3 on who may have it.
+    fn rule_take(&self, r: &Reading, f: &Facts, draft: &mut Draft) {
         if r.void {
             // 15-1 note, 23-6: a void reading counts no take and no otetsuki.
-            articles.insert("23-6");
-            fouls_invalid = true;
-            why.push(
+            draft.articles.insert("23-6");
+            draft.fouls_invalid = true;
+            draft.why.push(
                 "The head judge declared the reading void: no take and no otetsuki count.".into(),
             );
-        } else if lost {
+        } else if f.lost {
             // 19-1: a lost card read goes to the opponent of its owner; otetsuki are invalid.
-            let owner = card_owner.unwrap_or(Player::A);
-            articles.insert("19-1");
-            fouls_invalid = true;
-            take = Some(Take {
+            let owner = f.card_owner.unwrap_or(Player::A);
+            draft.articles.insert("19-1");
+            draft.fouls_invalid = true;
+            draft.take = Some(Take {
                 player: owner.other(),
                 how: TakeHow::Awarded,
-                t_s: decided_s,
+                t_s: f.decided_s,
                 margin_ms: None,
             });
-            why.push(format!(
+            draft.why.push(format!(
                 "Poem {} had left the playing area and was not put back: {} is awarded it; otetsuki do not count (19).",
                 r.poem,
                 owner.other()
             ));
-        } else if in_play {
-            let owner = card_owner.unwrap_or(Player::A);
-            let until = out_of_read.map(|o| o.0).unwrap_or(f64::INFINITY);
-            // Each player's first direct touch of the read card while it is still in the area (17-3).
-            let first: [Option<SeenTouch>; 2] = Player::BOTH.map(|p| {
-                touches
-                    .iter()
-                    .filter(|t| t.player == p && t.poem == r.poem && t.direct && t.t_s <= until)
-                    .min_by(|a, b| a.t_s.total_cmp(&b.t_s))
-                    .copied()
-            });
-            let rival_time = |p: Player| -> Option<f64> {
-                let mut t = first[p.index()].map(|x| x.t_s);
-                if let Some((to, by, _, _)) = out_of_read {
-                    if by.player() == Some(p) || by == By::Both {
-                        t = Some(t.map_or(to, |x| x.min(to)));
-                    }
-                }
-                t
-            };
-            match (first[0], first[1]) {
-                (None, None) => match out_of_read {
-                    Some((t, by, hand, conf)) => {
-                        confidence = confidence.min(conf);
-                        match by.player() {
-                            None => {
-                                // 18-2: a push-out nobody can be said to have won goes to the owner.
-                                articles.extend(["17-2", "18-2"]);
-                                take = Some(Take {
-                                    player: owner,
-                                    how: TakeHow::Simultaneous,
-                                    t_s: t,
-                                    margin_ms: Some(0.0),
-                                });
-                                why.push(format!("Both drove {} out of the playing area together: it goes to its owner {owner} (18-2).", r.poem));
-                            }
-                            Some(p) => {
-                                let non_lead = hand
-                                    .is_some_and(|h| self.lead[p.index()].is_some_and(|l| l != h));
-                                let margin = rival_time(p.other()).map(|rt| (rt - t).abs() * 1e3);
-                                if non_lead {
-                                    // 21-3 note: a push-out with the other hand does not count.
-                                    articles.extend(["17-2", "21-3"]);
-                                    take = Some(Take {
-                                        player: p.other(),
-                                        how: TakeHow::Awarded,
-                                        t_s: t,
-                                        margin_ms: margin,
-                                    });
-                                    why.push(format!("{p} drove {} out with the hand that is not the lead hand: the take goes to {} (21-3).", r.poem, p.other()));
-                                } else {
-                                    articles.insert("17-2");
-                                    take = Some(Take {
-                                        player: p,
-                                        how: TakeHow::PushOut,
-                                        t_s: t,
-                                        margin_ms: margin,
-                                    });
-                                    why.push(format!("{p} drove {} wholly out of the playing area before any direct touch (17-2).", r.poem));
-                                }
-                            }
-                        }
-                    }
-                    None => {
-                        articles.insert("28-1");
-                        flag(
-                            &mut review,
-                            ReviewWhat::Rules,
-                            format!(
-                                "nobody touched or drove out poem {}, which was in play",
-                                r.poem
-                            ),
-                        );
-                        why.push(format!(
-                            "Nobody took {}: the judge decides what becomes of it (28-1).",
-                            r.poem
-                        ));
-                    }
-                },
-                (a, b) => {
-                    let winner = match (a, b) {
-                        (Some(x), None) | (None, Some(x)) => Ok(x),
-                        (Some(x), Some(y)) => {
-                            let dt = (x.t_s - y.t_s).abs();
-                            let sigma = (x.t_err_s.powi(2) + y.t_err_s.powi(2)).sqrt();
-                            if dt <= EXACT_TIE_S || dt <= TIE_SIGMAS * sigma {
-                                if dt > EXACT_TIE_S {
-                                    flag(
-                                        &mut review,
-                                        ReviewWhat::CloseCall,
-                                        format!("the touches are {:.1} ms apart, within the camera's timing error ({:.1} ms)", dt * 1e3, sigma * 1e3),
-                                    );
-                                }
-                                Err((x, y))
-                            } else if x.t_s < y.t_s {
-                                Ok(x)
-                            } else {
-                                Ok(y)
-                            }
-                        }
-                        (None, None) => unreachable!("matched above"),
-                    };
-                    match winner {
-                        Err((x, y)) => {
-                            // 18-1: simultaneous direct touches go to the owner of the card.
-                            articles.insert("18-1");
-                            confidence = confidence.min(x.conf).min(y.conf);
-                            take = Some(Take {
-                                player: owner,
-                                how: TakeHow::Simultaneous,
-                                t_s: x.t_s.min(y.t_s),
-                                margin_ms: Some((x.t_s - y.t_s).abs() * 1e3),
-                            });
-                            why.push(format!("A and B touched {} at the same moment: it goes to {owner}, on whose territory it lay (18-1).", r.poem));
-                        }
-                        Ok(w) => {
-                            confidence = confidence.min(w.conf);
-                            let margin = rival_time(w.player.other()).map(|rt| (rt - w.t_s) * 1e3);
-                            let lead_ok = self.lead[w.player.index()].is_none_or(|l| l == w.hand);
-                            if lead_ok {
-                                articles.insert("17-1");
-                                if out_of_read.is_some() {
-                                    articles.insert("17-3");
-                                }
-                                take = Some(Take {
-                                    player: w.player,
-                                    how: TakeHow::Direct,
-                                    t_s: w.t_s,
-                                    margin_ms: margin,
-                                });
-                                let by = match margin {
-                                    Some(m) => format!(" {m:.1} ms before {}", w.player.other()),
-                                    None => String::new(),
-                                };
-                                why.push(format!(
-                                    "{} touched {} in {owner}'s territory{by} (17-1).",
-                                    w.player, r.poem
-                                ));
-                            } else {
-                                // 21-3: a direct touch with the other hand gives the card to the opponent.
-                                articles.insert("21-3");
-                                take = Some(Take {
-                                    player: w.player.other(),
-                                    how: TakeHow::Awarded,
-                                    t_s: w.t_s,
-                                    margin_ms: margin,
-                                });
-                                why.push(format!("{} touched {} first but with the {} hand, not the lead hand: the take goes to {} (21-3).", w.player, r.poem, w.hand, w.player.other()));
-                            }
-                        }
-                    }
-                }
-            }
+        } else if f.in_play {
+            self.rule_race(r, f, draft);
         } else {
-            articles.insert("23-1");
-            why.push(format!(
+            draft.articles.insert("23-1");
+            draft.why.push(format!(
                 "Poem {} is a dead card (on neither territory).",
                 r.poem
             ));
         }
 
         // 21-1: early entry voids the offender's take, which goes to the opponent.
-        if !early.is_empty() {
-            articles.insert("21-1");
-            if early.len() == 1 {
-                let off = early[0].0;
-                if let Some(t) = take.as_mut() {
+        if !f.early.is_empty() {
+            draft.articles.insert("21-1");
+            if f.early.len() == 1 {
+                let off = f.early[0].0;
+                if let Some(t) = draft.take.as_mut() {
                     if t.player == off {
                         t.player = off.other();
                         t.how = TakeHow::Awarded;
-                        why.push(format!("{off}'s lead hand was in the playing area before the reading began: the take goes to {} (21-1).", off.other()));
+                        draft.why.push(format!("{off}'s lead hand was in the playing area before the reading began: the take goes to {} (21-1).", off.other()));
                     }
                 }
             }
         }
+    }
 
-        // ---- Otetsuki (23, 25-3).
-        let anchor = take.as_ref().map(|t| t.t_s);
+    /// The race for a card in play: first direct touches (17-1, 17-3, 18-1, 21-3) or a
+    /// push-out before any (17-2, 18-2).
+    fn rule_race(&self, r: &Reading, f: &Facts, draft: &mut Draft) {
+        let owner = f.card_owner.unwrap_or(Player::A);
+        let out_of_read = f.out_of_read;
+        let until = out_of_read.map(|o| o.t_s).unwrap_or(f64::INFINITY);
+        // Each player's first direct touch of the read card while it is still in the area (17-3).
+        let first: [Option<SeenTouch>; 2] = Player::BOTH.map(|p| {
+            f.touches
+                .iter()
+                .filter(|t| t.player == p && t.poem == r.poem && t.direct && t.t_s <= until)
+                .min_by(|a, b| a.t_s.total_cmp(&b.t_s))
+                .copied()
+        });
+        let rival_time = |p: Player| -> Option<f64> {
+            let mut t = first[p.index()].map(|x| x.t_s);
+            if let Some(o) = out_of_read {
+                if o.by.player() == Some(p) || o.by == By::Both {
+                    t = Some(t.map_or(o.t_s, |x| x.min(o.t_s)));
+                }
+            }
+            t
+        };
+        match (first[0], first[1]) {
+            (None, None) => match out_of_read {
+                Some(ReadCardOut {
+                    t_s: t,
+                    by,
+                    hand,
+                    conf,
+                }) => {
+                    draft.confidence = draft.confidence.min(conf);
+                    match by.player() {
+                        None => {
+                            // 18-2: a push-out nobody can be said to have won goes to the owner.
+                            draft.articles.extend(["17-2", "18-2"]);
+                            draft.take = Some(Take {
+                                player: owner,
+                                how: TakeHow::Simultaneous,
+                                t_s: t,
+                                margin_ms: Some(0.0),
+                            });
+                            draft.why.push(format!("Both drove {} out of the playing area together: it goes to its owner {owner} (18-2).", r.poem));
+                        }
+                        Some(p) => {
+                            let non_lead =
+                                hand.is_some_and(|h| self.lead[p.index()].is_some_and(|l| l != h));
+                            let margin = rival_time(p.other()).map(|rt| (rt - t).abs() * 1e3);
+                            if non_lead {
+                                // 21-3 note: a push-out with the other hand does not count.
+                                draft.articles.extend(["17-2", "21-3"]);
+                                draft.take = Some(Take {
+                                    player: p.other(),
+                                    how: TakeHow::Awarded,
+                                    t_s: t,
+                                    margin_ms: margin,
+                                });
+                                draft.why.push(format!("{p} drove {} out with the hand that is not the lead hand: the take goes to {} (21-3).", r.poem, p.other()));
+                            } else {
+                                draft.articles.insert("17-2");
+                                draft.take = Some(Take {
+                                    player: p,
+                                    how: TakeHow::PushOut,
+                                    t_s: t,
+                                    margin_ms: margin,
+                                });
+                                draft.why.push(format!("{p} drove {} wholly out of the playing area before any direct touch (17-2).", r.poem));
+                            }
+                        }
+                    }
+                }
+                None => {
+                    draft.articles.insert("28-1");
+                    draft.flag(
+                        ReviewWhat::Rules,
+                        format!(
+                            "nobody touched or drove out poem {}, which was in play",
+                            r.poem
+                        ),
+                    );
+                    draft.why.push(format!(
+                        "Nobody took {}: the judge decides what becomes of it (28-1).",
+                        r.poem
+                    ));
+                }
+            },
+            (a, b) => {
+                let winner = match (a, b) {
+                    (Some(x), None) | (None, Some(x)) => Ok(x),
+                    (Some(x), Some(y)) => {
+                        let dt = (x.t_s - y.t_s).abs();
+                        let sigma = (x.t_err_s.powi(2) + y.t_err_s.powi(2)).sqrt();
+                        if dt <= EXACT_TIE_S || dt <= TIE_SIGMAS * sigma {
+                            if dt > EXACT_TIE_S {
+                                draft.flag(
+                                    ReviewWhat::CloseCall,
+                                    format!("the touches are {:.1} ms apart, within the camera's timing error ({:.1} ms)", dt * 1e3, sigma * 1e3),
+                                );
+                            }
+                            Err((x, y))
+                        } else if x.t_s < y.t_s {
+                            Ok(x)
+                        } else {
+                            Ok(y)
+                        }
+                    }
+                    (None, None) => unreachable!("matched above"),
+                };
+                match winner {
+                    Err((x, y)) => {
+                        // 18-1: simultaneous direct touches go to the owner of the card.
+                        draft.articles.insert("18-1");
+                        draft.confidence = draft.confidence.min(x.conf).min(y.conf);
+                        draft.take = Some(Take {
+                            player: owner,
+                            how: TakeHow::Simultaneous,
+                            t_s: x.t_s.min(y.t_s),
+                            margin_ms: Some((x.t_s - y.t_s).abs() * 1e3),
+                        });
+                        draft.why.push(format!("A and B touched {} at the same moment: it goes to {owner}, on whose territory it lay (18-1).", r.poem));
+                    }
+                    Ok(w) => {
+                        draft.confidence = draft.confidence.min(w.conf);
+                        let margin = rival_time(w.player.other()).map(|rt| (rt - w.t_s) * 1e3);
+                        let lead_ok = self.lead[w.player.index()].is_none_or(|l| l == w.hand);
+                        if lead_ok {
+                            draft.articles.insert("17-1");
+                            if out_of_read.is_some() {
+                                draft.articles.insert("17-3");
+                            }
+                            draft.take = Some(Take {
+                                player: w.player,
+                                how: TakeHow::Direct,
+                                t_s: w.t_s,
+                                margin_ms: margin,
+                            });
+                            let by = match margin {
+                                Some(m) => format!(" {m:.1} ms before {}", w.player.other()),
+                                None => String::new(),
+                            };
+                            draft.why.push(format!(
+                                "{} touched {} in {owner}'s territory{by} (17-1).",
+                                w.player, r.poem
+                            ));
+                        } else {
+                            // 21-3: a direct touch with the other hand gives the card to the opponent.
+                            draft.articles.insert("21-3");
+                            draft.take = Some(Take {
+                                player: w.player.other(),
+                                how: TakeHow::Awarded,
+                                t_s: w.t_s,
+                                margin_ms: margin,
+                            });
+                            draft.why.push(format!("{} touched {} first but with the {} hand, not the lead hand: the take goes to {} (21-3).", w.player, r.poem, w.hand, w.player.other()));
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Phase 3: otetsuki (21-1 note, 23, 25-3), and what a person must look at (2, 24).
+    fn rule_fouls(&self, r: &Reading, f: &Facts, draft: &mut Draft) {
+        let anchor = draft.take.as_ref().map(|t| t.t_s);
         let window_end = {
             let end = match anchor {
                 Some(t) => t + TAKING_MOTION_S,
-                None => decided_s + NO_TAKE_WINDOW_S,
+                None => f.decided_s + NO_TAKE_WINDOW_S,
             };
             r.shimo_start_s.map_or(end, |sh| end.min(sh))
         };
-        let read_territory = if in_play { card_owner } else { None };
+        let read_territory = if f.in_play { f.card_owner } else { None };
         let mut fouls: Vec<Foul> = Vec::new();
         for p in Player::BOTH {
             let lead = self.lead[p.index()];
             let mut hit: BTreeMap<Player, f64> = BTreeMap::new();
-            for t in touches
+            for t in f
+                .touches
                 .iter()
                 .filter(|t| t.player == p && t.t_s <= window_end)
             {
@@ -574,14 +606,14 @@ impl Referee {
                     continue; // 23-2: struck by a card, not by the hand
                 }
                 if lead.is_some_and(|l| l != t.hand) {
-                    articles.insert("23-5");
+                    draft.articles.insert("23-5");
                     continue; // 23-5: the other hand commits no otetsuki
                 }
-                if sent_later.contains(&(p, t.poem)) {
+                if f.sent_later.contains(&(p, t.poem)) {
                     continue; // 25-1: picking up the card to send
                 }
                 let Some(terr) = t.territory else { continue };
-                if in_play && Some(terr) == read_territory {
+                if f.in_play && Some(terr) == read_territory {
                     continue; // 23-1 note: other cards on the read card's territory
                 }
                 hit.entry(terr).or_insert(t.t_s);
@@ -590,8 +622,8 @@ impl Referee {
                 continue;
             }
             let t_first = hit.values().copied().fold(f64::INFINITY, f64::min);
-            if in_play || lost || r.void {
-                articles.insert("23-1");
+            if f.in_play || f.lost || r.void {
+                draft.articles.insert("23-1");
                 fouls.push(Foul {
                     player: p,
                     kind: FoulKind::WrongTerritory,
@@ -600,7 +632,7 @@ impl Referee {
                     cancelled: false,
                 });
             } else if hit.len() == 2 {
-                articles.insert("25-3");
+                draft.articles.insert("25-3");
                 fouls.push(Foul {
                     player: p,
                     kind: FoulKind::Double,
@@ -609,7 +641,7 @@ impl Referee {
                     cancelled: false,
                 });
             } else {
-                articles.insert("23-1");
+                draft.articles.insert("23-1");
                 fouls.push(Foul {
                     player: p,
                     kind: FoulKind::DeadCard,
@@ -619,7 +651,7 @@ impl Referee {
                 });
             }
         }
-        for (p, t) in &early {
+        for (p, t) in &f.early {
             // One otetsuki per player and reading (a double counts two, 25-3): an early
             // entry is the offender's otetsuki, unless a double already charges more.
             let double = fouls.iter().any(|f| f.player == *p && f.count == 2);
@@ -634,23 +666,23 @@ impl Referee {
                 cancelled: double,
             });
         }
-        if fouls_invalid {
+        if draft.fouls_invalid {
             for f in fouls.iter_mut() {
                 f.cancelled = true;
             }
-        } else if early.len() == 1 {
+        } else if f.early.len() == 1 {
             // 21 note: the side that kept to the rules has its otetsuki lifted.
-            let off = early[0].0;
+            let off = f.early[0].0;
             for f in fouls.iter_mut().filter(|f| f.player != off) {
                 f.cancelled = true;
             }
-            why.push(format!("{off} is charged an otetsuki for early entry and {}'s otetsuki, if any, are lifted (21 note).", off.other()));
+            draft.why.push(format!("{off} is charged an otetsuki for early entry and {}'s otetsuki, if any, are lifted (21 note).", off.other()));
         }
         for f in fouls
             .iter()
             .filter(|f| !f.cancelled && f.kind != FoulKind::EarlyEntry)
         {
-            why.push(match f.kind {
+            draft.why.push(match f.kind {
                 FoulKind::WrongTerritory => format!(
                     "{} touched a territory without the read card (23-1).",
                     f.player
@@ -665,68 +697,76 @@ impl Referee {
                 FoulKind::EarlyEntry => String::new(),
             });
         }
-        if let Some(t) = contact_t {
+        if let Some(t) = f.contact_t {
             if fouls.iter().any(|f| !f.cancelled) {
-                articles.insert("24-1");
-                flag(&mut review, ReviewWhat::Contact, format!("the players' hands touched at {t:.3} s; whether an otetsuki is mutual is the judge's call (24)"));
+                draft.articles.insert("24-1");
+                draft.flag(ReviewWhat::Contact, format!("the players' hands touched at {t:.3} s; whether an otetsuki is mutual is the judge's call (24)"));
             }
         }
-        if let Some((a, b, what)) = unseen
+        if let Some((a, b, what)) = f
+            .unseen
             .iter()
             .find(|(a, b, _)| *b >= r.kami_start_s && *a <= window_end)
         {
-            flag(
-                &mut review,
+            draft.flag(
                 ReviewWhat::Unseen,
                 format!("the camera could not see {what} from {a:.3} s to {b:.3} s"),
             );
         }
+        draft.fouls = fouls;
+    }
 
-        // ---- Sends (25).
+    /// Phase 4: sends under 25 (25-1..25-5); the read card leaves the match.
+    fn rule_sends(&mut self, r: &Reading, f: &Facts, draft: &mut Draft) -> BTreeMap<Player, u32> {
+        let take = draft.take.as_ref();
         let mut owed_raw = [0u32; 2];
-        if let (Some(t), Some(owner)) = (take.as_ref(), card_owner) {
-            if t.player != owner && (in_play || lost) {
+        if let (Some(t), Some(owner)) = (take, f.card_owner) {
+            if t.player != owner && (f.in_play || f.lost) {
                 owed_raw[t.player.index()] += 1; // 25-1
-                articles.insert("25-1");
+                draft.articles.insert("25-1");
             }
         }
         let take_send = owed_raw;
-        for f in fouls.iter().filter(|f| !f.cancelled) {
-            owed_raw[f.player.other().index()] += f.count;
+        for foul in draft.fouls.iter().filter(|f| !f.cancelled) {
+            owed_raw[foul.player.other().index()] += foul.count;
         }
         if take_send.iter().sum::<u32>() > 0
-            && fouls.iter().any(|f| {
-                !f.cancelled && take.as_ref().is_some_and(|t| f.player == t.player.other())
+            && draft.fouls.iter().any(|foul| {
+                !foul.cancelled && take.is_some_and(|t| foul.player == t.player.other())
             })
         {
-            articles.insert("25-2");
+            draft.articles.insert("25-2");
         }
         let common = owed_raw[0].min(owed_raw[1]);
         if common > 0 {
             // 25-4: what both must send cancels; only the difference is sent.
-            articles.insert("25-4");
+            draft.articles.insert("25-4");
             for p in Player::BOTH {
                 // p's fouls are what the opponent may send for; they are cancelled first.
                 let mut left = common;
-                for f in fouls.iter_mut().filter(|f| f.player == p && !f.cancelled) {
-                    if f.count <= left {
-                        left -= f.count;
-                        f.cancelled = true;
+                for foul in draft
+                    .fouls
+                    .iter_mut()
+                    .filter(|f| f.player == p && !f.cancelled)
+                {
+                    if foul.count <= left {
+                        left -= foul.count;
+                        foul.cancelled = true;
                     }
                 }
             }
-            why.push(format!(
+            draft.why.push(format!(
                 "Both sides owed cards: {common} cancel on each side (25-4)."
             ));
         }
         // The read card leaves the match once the reading is ruled on.
-        if !r.void && (in_play || lost) {
+        if !r.void && (f.in_play || f.lost) {
             self.cards.insert(r.poem, Location::Gone);
         }
         // A player cannot send more cards than they hold: whoever took their last card has won.
         let mut owed: BTreeMap<Player, u32> = BTreeMap::new();
         for p in Player::BOTH {
-            let sent = |q: Player| sends_done.iter().filter(|s| s.from == q).count() as u32;
+            let sent = |q: Player| f.sends_done.iter().filter(|s| s.from == q).count() as u32;
             let held_before_sends = (self.cards_of(p) + sent(p)).saturating_sub(sent(p.other()));
             let net = (owed_raw[p.index()] - common).min(held_before_sends);
             if net > 0 {
@@ -734,33 +774,51 @@ impl Referee {
             }
         }
         for (p, n) in &owed {
-            let done = sends_done.iter().filter(|s| s.from == *p).count() as u32;
+            let done = f.sends_done.iter().filter(|s| s.from == *p).count() as u32;
             if done < *n {
-                why.push(format!(
+                draft.why.push(format!(
                     "{p} owes {n} card(s) and sent {done} before the shimo-no-ku began."
                 ));
             } else {
-                why.push(format!("{p} sends {n} card(s) (25)."));
+                draft.why.push(format!("{p} sends {n} card(s) (25)."));
             }
         }
-        if !late_sends.is_empty() {
-            articles.insert("25-5");
-            why.push(format!(
+        if !f.late_sends.is_empty() {
+            draft.articles.insert("25-5");
+            draft.why.push(format!(
                 "{} card(s) sent after the shimo-no-ku began do not count (25-5).",
-                late_sends.len()
+                f.late_sends.len()
             ));
         }
-        if take.is_none() && fouls.iter().all(|f| f.cancelled) && !in_play && !lost && !r.void {
-            why.push("Nobody touched a card: nothing to rule.".into());
+        owed
+    }
+
+    /// The cards after the reading, the winner (1), and the ruling as written.
+    fn close(
+        &mut self,
+        r: &Reading,
+        f: Facts,
+        mut draft: Draft,
+        owed: BTreeMap<Player, u32>,
+    ) -> Ruling {
+        if draft.take.is_none()
+            && draft.fouls.iter().all(|f| f.cancelled)
+            && !f.in_play
+            && !f.lost
+            && !r.void
+        {
+            draft
+                .why
+                .push("Nobody touched a card: nothing to rule.".into());
         }
         if matches!(
-            review,
+            draft.review,
             Some(Review {
                 what: ReviewWhat::CloseCall,
                 ..
             })
         ) {
-            confidence *= 0.6;
+            draft.confidence *= 0.6;
         }
 
         let cards_after = self.counts();
@@ -768,8 +826,10 @@ impl Referee {
             for p in Player::BOTH {
                 if cards_after[&p] == 0 {
                     self.winner = Some(p);
-                    articles.insert("1-2");
-                    why.push(format!("{p} has no cards left and wins (1)."));
+                    draft.articles.insert("1-2");
+                    draft
+                        .why
+                        .push(format!("{p} has no cards left and wins (1)."));
                 }
             }
         }
@@ -779,23 +839,91 @@ impl Referee {
             seq: r.seq,
             poem: r.poem,
             card: CardStatus {
-                owner: card_owner,
-                in_play,
+                owner: f.card_owner,
+                in_play: f.in_play,
             },
-            kimariji: kimariji.0,
-            decided_s,
-            decided_estimated,
-            take,
-            fouls,
+            kimariji: f.kimariji.0,
+            decided_s: f.decided_s,
+            decided_estimated: f.decided_estimated,
+            take: draft.take,
+            fouls: draft.fouls,
             sends: Sends {
                 owed,
-                done: sends_done,
+                done: f.sends_done,
             },
             cards_after,
-            articles: articles.into_iter().map(String::from).collect(),
-            why: why.join(" "),
-            confidence,
-            needs_review: review,
+            articles: draft.articles.into_iter().map(String::from).collect(),
+            why: draft.why.join(" "),
+            confidence: draft.confidence,
+            needs_review: draft.review,
+        }
+    }
+}
+
+/// The read card leaving the playing area during its reading (17-2).
+#[derive(Debug, Clone, Copy)]
+struct ReadCardOut {
+    t_s: f64,
+    by: By,
+    hand: Option<Hand>,
+    conf: f64,
+}
+
+/// What the window of one reading holds, gathered once and read by every phase.
+#[derive(Debug)]
+struct Facts {
+    /// The kimari-ji (kana, length) as the reading began (15-1).
+    kimariji: (String, usize),
+    decided_s: f64,
+    decided_estimated: bool,
+    /// Players whose lead hand was inside the area at `kami_start_s`, and since when (21-1).
+    early: Vec<(Player, f64)>,
+    card_owner: Option<Player>,
+    in_play: bool,
+    /// Out of the playing area and not put back (19).
+    lost: bool,
+    /// Cards each player sends during the window: touching them is not an otetsuki (25-1).
+    sent_later: BTreeSet<(Player, u8)>,
+    touches: Vec<SeenTouch>,
+    out_of_read: Option<ReadCardOut>,
+    sends_done: Vec<SendDone>,
+    late_sends: Vec<SendDone>,
+    contact_t: Option<f64>,
+    unseen: Vec<(f64, f64, String)>,
+}
+
+/// The ruling as the phases build it.
+#[derive(Debug)]
+struct Draft {
+    articles: BTreeSet<&'static str>,
+    why: Vec<String>,
+    review: Option<Review>,
+    take: Option<Take>,
+    confidence: f64,
+    /// 19, 23-6: the reading's otetsuki do not count.
+    fouls_invalid: bool,
+    fouls: Vec<Foul>,
+}
+
+impl Default for Draft {
+    fn default() -> Self {
+        Draft {
+            articles: BTreeSet::new(),
+            why: Vec::new(),
+            review: None,
+            take: None,
+            confidence: 1.0,
+            fouls_invalid: false,
+            fouls: Vec::new(),
+        }
+    }
+}
+
+impl Draft {
+    /// The first reason for review stands; later ones are not added.
+    fn flag(&mut self, what: ReviewWhat, reason: String) {
+        if self.review.is_none() {
+            self.review = Some(Review { reason, what });
         }
     }
 }

@@ -23,6 +23,27 @@ const BORDER_BGR: [[f64; 3]; 6] = [
     [30.0, 30.0, 35.0],
 ];
 
+/// How the columns of a card's text are set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "snake_case")]
+pub enum CardColumns {
+    /// Each column starts lower than the one to its right ("scattered" writing; the
+    /// simulator's default).
+    Stepped,
+    /// All columns start at the same height.
+    Level,
+}
+
+/// Overrides of the card text's look (all off by default: the seed decides).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CardTextOptions {
+    /// A font file for the card text (a .ttc is read at face 0) instead of the seed's.
+    pub font: Option<String>,
+    pub columns: Option<CardColumns>,
+    /// Print the dakuten and handakuten, as some card sets do.
+    pub dakuten: bool,
+}
+
 /// The look of one recording.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Look {
@@ -57,6 +78,12 @@ pub struct Look {
     pub shake_mm: f64,
     /// H.264 constant rate factor.
     pub crf: u32,
+    /// Card text columns set level (else stepped).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub level_columns: bool,
+    /// Card text printed with dakuten.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub dakuten: bool,
 }
 
 impl Look {
@@ -148,7 +175,22 @@ impl Look {
                 Preset::Realistic => 27,
                 Preset::Hard => 29,
             },
+            level_columns: false,
+            dakuten: false,
         }
+    }
+
+    /// Applies the card-text overrides (after the seed has drawn everything, so that the
+    /// rest of the recording stays what the seed makes it).
+    pub fn with_card_text(mut self, o: &CardTextOptions) -> Look {
+        if let Some(f) = &o.font {
+            self.font = f.clone();
+        }
+        if let Some(c) = o.columns {
+            self.level_columns = c == CardColumns::Level;
+        }
+        self.dakuten = o.dakuten;
+        self
     }
 
     /// The light's brightness averaged over a frame's exposure: mains flicker at twice the

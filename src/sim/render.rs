@@ -1039,7 +1039,8 @@ fn pad_texture(tex: &Mat, ts: f64) -> opencv::Result<CardTexture> {
 }
 
 /// A torifuda: cream face, coloured border, the shimo-no-ku in vertical columns read
-/// right to left, as printed (no dakuten).
+/// right to left, as printed (no dakuten unless the look asks for them), each column
+/// stepped lower than the one to its right unless the look sets them level.
 fn card_texture(
     poem_no: u8,
     look: &Look,
@@ -1067,10 +1068,20 @@ fn card_texture(
         0,
     )?;
     let text: Vec<char> = crate::rules::poems::poem(poem_no)
-        .map(|p| p.torifuda_text())
+        .map(|p| {
+            if look.dakuten {
+                p.shimo_kana
+                    .chars()
+                    .filter(|c| !c.is_whitespace())
+                    .collect()
+            } else {
+                p.torifuda_text()
+            }
+        })
         .unwrap_or_default()
         .chars()
         .collect();
+    let stagger = if look.level_columns { 0.0 } else { 0.35 };
     if !text.is_empty() {
         let cols = rng.gen_range(3..=5usize).min(text.len());
         let per_col = text.len().div_ceil(cols);
@@ -1090,7 +1101,7 @@ fn card_texture(
             let top = b as f64
                 + (h - 2 * b) as f64 * 0.05
                 + glyph * row as f64
-                + (col as f64) * glyph * 0.35;
+                + (col as f64) * glyph * stagger;
             let s = ch.to_string();
             let mut base = 0;
             let sz = ft.get_text_size(&s, size, -1, &mut base)?;

@@ -6,7 +6,7 @@ use crate::rules;
 use crate::sim::camera::Camera;
 use crate::sim::encode::{EncodeError, Encoder};
 use crate::sim::labels::{card_label, hand_labels, EpochLabel, FrameLabel};
-use crate::sim::look::Look;
+use crate::sim::look::{CardTextOptions, Look};
 use crate::sim::render::Renderer;
 use crate::sim::story::{plan, Story, StoryOptions};
 use crate::sim::Preset;
@@ -46,6 +46,8 @@ pub struct SimOptions {
     pub territory_mm: f64,
     pub gap_mm: f64,
     pub cards_per_side: usize,
+    /// Card text overrides (font, columns, dakuten); default: as the seed draws them.
+    pub card_text: CardTextOptions,
 }
 
 impl Default for SimOptions {
@@ -61,6 +63,7 @@ impl Default for SimOptions {
             territory_mm: rules::geometry::TERRITORY_W_MM,
             gap_mm: rules::geometry::GAP_MM,
             cards_per_side: 25,
+            card_text: CardTextOptions::default(),
         }
     }
 }
@@ -93,7 +96,7 @@ fn stream(seed: u64, which: u64) -> ChaCha20Rng {
 
 /// Plans the match of these options (no files).
 pub fn plan_story(opts: &SimOptions) -> (Story, Camera, Look) {
-    let look = Look::random(&mut stream(opts.seed, 1), opts.preset);
+    let look = Look::random(&mut stream(opts.seed, 1), opts.preset).with_card_text(&opts.card_text);
     let cam = Camera::random(
         &mut stream(opts.seed, 2),
         opts.width_px,

@@ -1,0 +1,125 @@
+//! The reader thread: decodes frames ahead of the consumer into a bounded queue, so
+//! decoding runs beside perception and memory stays flat in the recording's length.
+
+use super::{CaptureError, Frame, Gap, GapFinder, VideoReader};
+use crossbeam_channel::{bounded, Receiver};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// What the reader thread sends, in order.
+pub enum SourceItem {
+    Frame(Frame),
+    /// Frames were dropped (or one repeated) just before the next frame.
+    Gap(Gap),
+    /// Decoding failed; nothing follows.
+    Error(CaptureError),
+}
+
+/// Frames from a reader thread.
+pub struct FrameSource {
+    rx: Receiver<SourceItem>,
+    handle: Option<JoinHandle<()>>,
+    pub fps: f64,
+    pub frame_count: usize,
+}
+
+impl FrameSource {
+    /// The next item, or `None` once the video has ended.
+    pub fn recv(&self) -> Option<SourceItem> {
+        self.rx.recv().ok()
+    }
+}
+
+impl Iterator for FrameSource {
+    type Item = SourceItem;
+    fn next(&mut self) -> Option<SourceItem> {
+        self.recv()
+    }
+}
+
+impl Drop for FrameSource {
+    fn drop(&mut self) {
+        // Dropping the receiver makes the thread's next send fail, which ends it.
+        let (_, dead) = bounded(0);
+        let rx = std::mem::replace(&mut self.rx, dead);
+        drop(rx);
+        if let Some(h) = self.handle.take() {
+            let _ = h.join();
+        }
+    }
+}
+
+/// How the reader thread runs.
+#[derive(Debug, Clone, Default)]
+pub struct ReaderOptions {
+    /// Frames held at most between the thread and its consumer (each a full BGR image).
+    pub queue: usize,
+    /// Frames decoded without conversion first (resuming a run).
+    pub skip: usize,
+    /// Release frames no faster than their capture times (live from a file).
+    pub realtime: bool,
+    /// Time of the frame before the first one read (resuming), for the gap check.
+    pub prev_t_s: Option<f64>,
+}
+
+/// Starts decoding `reader` on its own thread.
+pub fn spawn_reader(mut reader: VideoReader, opts: ReaderOptions) -> FrameSource {
+    let ReaderOptions {
+        queue,
+        skip,
+        realtime,
+        prev_t_s,
+    } = opts;
+    let (tx, rx) = bounded(queue.max(1));
+    let fps = reader.fps;
+    let frame_count = reader.frame_count;
+    let handle = std::thread::Builder::new()
+        .name("capture".into())
+        .spawn(move || {
+            if skip > 0 {
+                if let Err(e) = reader.skip(skip) {
+                    let _ = tx.send(SourceItem::Error(e));
+                    return;
+                }
+            }
+            let mut gaps = GapFinder::new(reader.fps);
+            if let Some(t) = prev_t_s {
+                gaps.step(t);
+            }
+            let start = Instant::now();
+            let mut first_t: Option<f64> = None;
+            loop {
+                match reader.next_frame() {
+                    Ok(Some(f)) => {
+                        if realtime {
+                            let t0 = *first_t.get_or_insert(f.t_s);
+                            let due = Duration::from_secs_f64((f.t_s - t0).max(0.0));
+                            if let Some(wait) = due.checked_sub(start.elapsed()) {
+                                std::thread::sleep(wait);
+                            }
+                        }
+                        if let Some(g) = gaps.step(f.t_s) {
+                            if tx.send(SourceItem::Gap(g)).is_err() {
+                                return;
+                            }
+                        }
+                        if tx.send(SourceItem::Frame(f)).is_err() {
+                            return;
+                        }
+                    }
+                    Ok(None) => return,
+                    Err(e) => {
+                        let _ = tx.send(SourceItem::Error(e));
+                        return;
+                    }
+                }
+            }
+        })
+        .ok();
+    FrameSource {
+        rx,
+        handle,
+        fps,
+        frame_count,
+    }
+}

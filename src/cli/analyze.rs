@@ -1,0 +1,630 @@
+//! `analyze DIR [--out OUT] [--resume]` and `live`: the referee from video. Reads the
+//! recording (video, readings, the lens part of calibration.json, labels when asked),
+//! measures the layout, runs `judge::run`, and writes `OUT/layout.json`,
+//! `OUT/events.jsonl` and `OUT/decisions.jsonl`. The two JSON Lines files are written
+//! under `.part` names, a line at a time and flushed, and renamed when the run is
+//! complete: no partial file ever looks complete. After each ruling a checkpoint
+//! (`OUT/resume.json`) lets `--resume` continue a killed run from there.
+
+use crate::capture::{self, VideoReader};
+use crate::cli::layout::{detect_error, load_calibration};
+use crate::cli::{load_readings, read_text, write_json_line};
+use crate::detect::layout::{measure_layout, MeasuredLayout};
+use crate::field::{FieldMap, Intrinsics};
+use crate::judge::{
+    self, Checkpoint, HandSource, JudgeError, LabelHands, Output, Resume, Ruled, RunOptions,
+};
+use crate::rules::{self, InputError, MatchResult, Reading};
+use anyhow::{Context, Result};
+use std::fs::File;
+use std::io::{BufWriter, IsTerminal, Seek, Write};
+use std::path::{Path, PathBuf};
+
+/// Where hand events come from, as the command line asks.
+#[derive(Debug, Clone)]
+pub enum HandsChoice {
+    /// The hand model at this path; run without hands when the file is absent.
+    Model(PathBuf),
+    /// The simulator's per-frame labels (measuring the rest of the pipeline only).
+    Labels,
+    None,
+}
+
+/// A judge error as the one line an official reads; input faults exit with 2.
+pub fn judge_error(e: JudgeError) -> anyhow::Error {
+    if e.is_bad_input() {
+        let line = e.to_string();
+        let (src, rest) = line.split_once(": ").unwrap_or((line.as_str(), ""));
+        let (place, problem) = rest.split_once(": ").unwrap_or(("video", rest));
+        InputError::new(src, place, problem).into()
+    } else {
+        anyhow::Error::new(e)
+    }
+}
+
+/// The recording's lens, and a homography when calibration.json has one: a homography
+/// that folds the field is refused (rulings on it would be wrong).
+fn lens_of(dir: &Path, image_size: [u32; 2]) -> Result<Option<Intrinsics>> {
+    let path = dir.join("calibration.json");
+    let Some(cal) = load_calibration(&path)? else {
+        return Ok(None);
+    };
+    let text = read_text(&path)?;
+    if let Ok(full) = serde_json::from_str::<crate::field::Calibration>(&text) {
+        if let Err(e) = FieldMap::from_calibration(&full, Default::default()) {
+            if e.is_bad_input() {
+                return Err(InputError::new(
+                    &path.display().to_string(),
+                    "image_to_field",
+                    e.to_string(),
+                )
+                .into());
+            }
+        }
+    }
+    let _ = image_size;
+    Ok(Some(Intrinsics::from_calibration(&cal)))
+}
+
+/// The hand source the options ask for, and a note on what was chosen.
+fn hand_source(
+    choice: &HandsChoice,
+    dir: &Path,
+    fps: f64,
+    map: &FieldMap,
+    layout: &crate::rules::model::Layout,
+) -> Result<(Option<Box<dyn HandSource>>, String)> {
+    match choice {
+        HandsChoice::None => Ok((None, format!("none ({})", judge::NO_HAND_MODEL))),
+        HandsChoice::Labels => match LabelHands::open(dir, fps).map_err(judge_error)? {
+            Some(h) => {
+                let d = h.describe();
+                Ok((Some(Box::new(h)), d))
+            }
+            None => Err(InputError::new(
+                &dir.join("labels/frames.jsonl").display().to_string(),
+                "file",
+                "--hands-labels needs the simulator's labels (simulate --labels)",
+            )
+            .into()),
+        },
+        HandsChoice::Model(p) => {
+            if !p.is_file() {
+                return Ok((
+                    None,
+                    format!("none ({}: {} is absent)", judge::NO_HAND_MODEL, p.display()),
+                ));
+            }
+            let perceiver = crate::hands::Perceiver::with_map(
+                p,
+                map.clone(),
+                layout,
+                &crate::hands::PerceiveOptions::default(),
+            )
+            .map_err(|e| -> anyhow::Error {
+                match e {
+                    crate::hands::HandsError::Model { path, problem } => {
+                        InputError::new(&path.display().to_string(), "model", problem).into()
+                    }
+                    other => anyhow::Error::new(other),
+                }
+            })?;
+            let h = judge::model_hands::ModelHands::new(perceiver, p.display().to_string());
+            let d = h.describe();
+            Ok((Some(Box::new(h)), d))
+        }
+    }
+}
+
+/// Everything `analyze` reads before the first frame.
+struct Prepared {
+    reader: VideoReader,
+    measured: MeasuredLayout,
+    map: FieldMap,
+    readings: Vec<Reading>,
+}
+
+fn prepare(dir: &Path) -> Result<Prepared> {
+    let video = capture::find_video(dir).map_err(|e| judge_error(JudgeError::Capture(e)))?;
+    let readings_path = dir.join("readings.jsonl");
+    let readings = load_readings(&readings_path)?;
+    let reader = VideoReader::open_recording(dir).map_err(|e| judge_error(e.into()))?;
+    let size_guess = [0, 0];
+    let intrinsics = lens_of(dir, size_guess)?;
+    let video_s = reader
+        .table_len()
+        .map(|n| n as f64 / reader.fps)
+        .unwrap_or_else(|| reader.duration_s());
+    judge::check_readings(&readings, &readings_path, video_s).map_err(judge_error)?;
+    let until_s = readings.first().map(|r| r.kami_start_s);
+    let measured = measure_layout(&video, until_s, intrinsics.as_ref()).map_err(detect_error)?;
+    let map = FieldMap::new(
+        measured.image_to_field,
+        intrinsics,
+        measured.layout.field.clone(),
+        measured.image_size,
+    )
+    .map_err(|e| -> anyhow::Error {
+        if e.is_bad_input() {
+            InputError::new(
+                &video.display().to_string(),
+                "layout",
+                format!("the measured field cannot be mapped: {e}"),
+            )
+            .into()
+        } else {
+            anyhow::Error::new(e)
+        }
+    })?;
+    Ok(Prepared {
+        reader,
+        measured,
+        map,
+        readings,
+    })
+}
+
+/// The `.part` name a file is written under until it is complete.
+fn part(path: &Path) -> PathBuf {
+    let mut s = path.as_os_str().to_owned();
+    s.push(".part");
+    PathBuf::from(s)
+}
+
+/// Writes rulings and events as they are made.
+struct FileOutput {
+    decisions: BufWriter<File>,
+    events: BufWriter<File>,
+    decisions_path: PathBuf,
+    events_path: PathBuf,
+    checkpoint_path: PathBuf,
+    progress: indicatif::ProgressBar,
+    started: std::time::Instant,
+    first_t_s: Option<f64>,
+    echo: Option<Box<dyn Write>>,
+}
+
+impl FileOutput {
+    /// Opens the `.part` files: new, or cut back to `sizes` (decisions, events bytes)
+    /// when a run resumes.
+    fn create(
+        out_dir: &Path,
+        frames: u64,
+        sizes: Option<(u64, u64)>,
+        echo: Option<Box<dyn Write>>,
+    ) -> Result<FileOutput> {
+        let decisions_path = out_dir.join("decisions.jsonl");
+        let events_path = out_dir.join("events.jsonl");
+        let open = |p: &Path, keep: Option<u64>| -> Result<BufWriter<File>> {
+            let name = part(p);
+            let mut f = std::fs::OpenOptions::new()
+                .create(true)
+                .write(true)
+                .truncate(keep.is_none())
+                .open(&name)
+                .with_context(|| format!("creating {}", name.display()))?;
+            if let Some(n) = keep {
+                f.set_len(n)
+                    .with_context(|| format!("cutting back {}", name.display()))?;
+                f.seek(std::io::SeekFrom::Start(n))?;
+            }
+            Ok(BufWriter::new(f))
+        };
+        let progress = if std::io::stderr().is_terminal() {
+            let pb = indicatif::ProgressBar::new(frames);
+            pb.set_style(
+                indicatif::ProgressStyle::with_template(
+                    "{bar:40} {pos}/{len} frames  {msg}  {elapsed_precise}",
+                )
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+            );
+            pb
+        } else {
+            indicatif::ProgressBar::hidden()
+        };
+        Ok(FileOutput {
+            decisions: open(&decisions_path, sizes.map(|s| s.0))?,
+            events: open(&events_path, sizes.map(|s| s.1))?,
+            checkpoint_path: out_dir.join(CHECKPOINT_FILE),
+            decisions_path,
+            events_path,
+            progress,
+            started: std::time::Instant::now(),
+            first_t_s: None,
+            echo,
+        })
+    }
+
+    /// Renames the finished files to their real names.
+    fn complete(self) -> Result<()> {
+        self.progress.finish_and_clear();
+        drop(self.decisions);
+        drop(self.events);
+        for p in [&self.events_path, &self.decisions_path] {
+            std::fs::rename(part(p), p)
+                .with_context(|| format!("renaming {}", part(p).display()))?;
+        }
+        let _ = std::fs::remove_file(&self.checkpoint_path);
+        Ok(())
+    }
+}
+
+impl Output for FileOutput {
+    fn ruled(&mut self, r: &Ruled, _frame: usize) -> Result<(), JudgeError> {
+        for e in &r.events {
+            write_json_line(&mut self.events, e)?;
+        }
+        write_json_line(&mut self.decisions, &r.ruling)?;
+        if let Some(echo) = self.echo.as_mut() {
+            write_json_line(echo, &r.ruling)?;
+        }
+        Ok(())
+    }
+
+    fn frame(&mut self, frame: usize, t_s: f64) {
+        if frame % 64 == 0 {
+            let t0 = *self.first_t_s.get_or_insert(t_s);
+            let wall = self.started.elapsed().as_secs_f64().max(1e-6);
+            self.progress.set_position(frame as u64);
+            self.progress
+                .set_message(format!("{:.2}x real time", (t_s - t0) / wall));
+        }
+    }
+
+    fn checkpoint(&mut self, cp: &Checkpoint) -> Result<(), JudgeError> {
+        self.events.flush()?;
+        self.decisions.flush()?;
+        let saved = SavedCheckpoint {
+            decisions_bytes: self.decisions.get_mut().stream_position()?,
+            events_bytes: self.events.get_mut().stream_position()?,
+            checkpoint: cp.clone(),
+        };
+        // Written whole under another name, then renamed: a kill leaves the old one or the new.
+        let tmp = part(&self.checkpoint_path);
+        let text = serde_json::to_vec(&saved).map_err(std::io::Error::other)?;
+        std::fs::write(&tmp, text)?;
+        std::fs::rename(&tmp, &self.checkpoint_path)?;
+        Ok(())
+    }
+
+    fn finished(&mut self, result: &MatchResult) -> Result<(), JudgeError> {
+        write_json_line(&mut self.decisions, result)?;
+        if let Some(echo) = self.echo.as_mut() {
+            write_json_line(echo, result)?;
+        }
+        self.events.flush()?;
+        self.decisions.flush()?;
+        Ok(())
+    }
+}
+
+/// The checkpoint file of a run in progress, beside its `.part` files.
+const CHECKPOINT_FILE: &str = "resume.json";
+
+#[derive(serde::Serialize, serde::Deserialize)]
+struct SavedCheckpoint {
+    decisions_bytes: u64,
+    events_bytes: u64,
+    checkpoint: Checkpoint,
+}
+
+/// The saved state of a killed run in `out_dir`, if there is one to continue.
+fn load_resume(out_dir: &Path) -> Result<Option<(Resume, (u64, u64))>> {
+    let cp_path = out_dir.join(CHECKPOINT_FILE);
+    let events_part = part(&out_dir.join("events.jsonl"));
+    if !cp_path.is_file()
+        || !events_part.is_file()
+        || !part(&out_dir.join("decisions.jsonl")).is_file()
+    {
+        return Ok(None);
+    }
+    let saved: SavedCheckpoint = serde_json::from_slice(
+        &std::fs::read(&cp_path).with_context(|| format!("reading {}", cp_path.display()))?,
+    )
+    .map_err(|e| {
+        InputError::new(
+            &cp_path.display().to_string(),
+            "file",
+            format!("not a checkpoint: {e}"),
+        )
+    })?;
+    let bytes = std::fs::read(&events_part)
+        .with_context(|| format!("reading {}", events_part.display()))?;
+    let keep = (saved.events_bytes as usize).min(bytes.len());
+    let text = String::from_utf8_lossy(&bytes[..keep]);
+    let replay = rules::parse::parse_events(&events_part.display().to_string(), &text)?;
+    let sizes = (saved.decisions_bytes, saved.events_bytes);
+    Ok(Some((
+        Resume {
+            checkpoint: saved.checkpoint,
+            replay,
+        },
+        sizes,
+    )))
+}
+
+fn write_pretty<T: serde::Serialize>(path: &Path, v: &T) -> Result<()> {
+    let text = serde_json::to_string_pretty(v).context("encoding JSON")?;
+    std::fs::write(path, text + "\n").with_context(|| format!("writing {}", path.display()))
+}
+
+/// `analyze DIR [--out OUT] [--resume]`.
+pub fn analyze(
+    dir: &Path,
+    out_dir: Option<&Path>,
+    resume: bool,
+    hands: &HandsChoice,
+    report: bool,
+    out: &mut dyn Write,
+) -> Result<()> {
+    let p = prepare(dir)?;
+    let out_dir = out_dir.map_or_else(|| dir.join("analysis"), Path::to_path_buf);
+    std::fs::create_dir_all(&out_dir).with_context(|| format!("creating {}", out_dir.display()))?;
+    let saved = if resume { load_resume(&out_dir)? } else { None };
+    if saved.is_none() {
+        let _ = std::fs::remove_file(out_dir.join(CHECKPOINT_FILE));
+    }
+    // A stale complete file must not stand beside a new run's partial one.
+    for name in ["decisions.jsonl", "events.jsonl"] {
+        let _ = std::fs::remove_file(out_dir.join(name));
+    }
+    write_pretty(&out_dir.join("layout.json"), &p.measured.layout)?;
+    let (source, hands_note) = hand_source(hands, dir, p.reader.fps, &p.map, &p.measured.layout)?;
+    let frames = p.reader.table_len().unwrap_or(p.reader.frame_count) as u64;
+    let (resume_from, sizes) = match saved {
+        Some((r, s)) => (Some(r), Some(s)),
+        None => (None, None),
+    };
+    let mut sink = FileOutput::create(&out_dir, frames, sizes, None)?;
+    let namer = crate::detect::naming::Namer::new().map_err(detect_error)?;
+    let summary = judge::run(
+        p.reader,
+        &p.measured,
+        p.map,
+        p.readings,
+        source,
+        Some(namer),
+        &RunOptions::default(),
+        resume_from,
+        &mut sink,
+    )
+    .map_err(judge_error)?;
+    sink.complete()?;
+    let report_wall_s = if report {
+        let t = std::time::Instant::now();
+        let labels = dir.join("labels").join("frames.jsonl");
+        let args = crate::cli::report::ReportArgs {
+            dir: dir.to_path_buf(),
+            out: out_dir.clone(),
+            decisions: Some(out_dir.join("decisions.jsonl")),
+            events: Some(out_dir.join("events.jsonl")),
+            layout: Some(out_dir.join("layout.json")),
+            readings: None,
+            calibration: None,
+            hands: matches!(hands, HandsChoice::Labels).then_some(labels),
+            video: None,
+            no_video: false,
+            annotate: false,
+        };
+        crate::cli::report::report(&args, &mut std::io::sink())?;
+        Some(round3(t.elapsed().as_secs_f64()))
+    } else {
+        None
+    };
+    writeln!(
+        out,
+        "{}",
+        serde_json::json!({
+            "report_wall_s": report_wall_s,
+            "frames": summary.frames,
+            "video_s": round3(summary.video_s),
+            "wall_s": round3(summary.wall_s),
+            "real_time_factor": round3(summary.wall_s / summary.video_s.max(1e-9)),
+            "rulings": summary.rulings,
+            "dropped_or_repeated": summary.unseen_gaps,
+            "hands": hands_note,
+            "out": out_dir.display().to_string(),
+        })
+    )?;
+    Ok(())
+}
+
+fn round3(v: f64) -> f64 {
+    (v * 1000.0).round() / 1000.0
+}
+
+/// `live` as the command line gives it.
+#[derive(Debug, Clone)]
+pub struct LiveArgs {
+    pub video: Option<PathBuf>,
+    pub camera: Option<i32>,
+    pub realtime: bool,
+    pub readings: Option<String>,
+    pub calibration: Option<PathBuf>,
+    pub hands: HandsChoice,
+}
+
+/// Seconds of camera video recorded to measure the layout before refereeing starts.
+pub const LIVE_LAYOUT_S: f64 = 3.0;
+
+/// Reads the reader's timeline as lines are appended (a file, or stdin for `-`) and
+/// sends every reading once its line is complete; the whole text so far is checked as
+/// `readings.jsonl` is, so a bad line stops the match with its line number.
+fn spawn_readings(src: String) -> crossbeam_channel::Receiver<judge::ReadingMsg> {
+    let (tx, rx) = crossbeam_channel::unbounded();
+    std::thread::spawn(move || {
+        let mut input: Box<dyn std::io::BufRead> = if src == "-" {
+            Box::new(std::io::BufReader::new(std::io::stdin()))
+        } else {
+            match File::open(&src) {
+                Ok(f) => Box::new(std::io::BufReader::new(f)),
+                Err(e) => {
+                    let _ = tx.send(judge::ReadingMsg::Bad {
+                        path: PathBuf::from(&src),
+                        place: "file".into(),
+                        problem: format!("cannot be read: {e}"),
+                    });
+                    return;
+                }
+            }
+        };
+        let mut text = String::new();
+        let mut sent = 0usize;
+        let mut line = String::new();
+        loop {
+            match input.read_line(&mut line) {
+                Ok(0) => {
+                    if src == "-" {
+                        return;
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                    continue;
+                }
+                Ok(_) if !line.ends_with('\n') => continue,
+                Ok(_) => {}
+                Err(_) => return,
+            }
+            text.push_str(&line);
+            line.clear();
+            match rules::parse::parse_readings(&src, &text) {
+                Ok(all) => {
+                    for r in all.into_iter().skip(sent) {
+                        sent += 1;
+                        if tx.send(judge::ReadingMsg::Reading(r)).is_err() {
+                            return;
+                        }
+                    }
+                }
+                Err(e) => {
+                    let _ = tx.send(judge::ReadingMsg::Bad {
+                        path: PathBuf::from(&src),
+                        place: e.place.clone(),
+                        problem: e.problem.clone(),
+                    });
+                    return;
+                }
+            }
+        }
+    });
+    rx
+}
+
+/// Prints each ruling as it is made.
+struct PrintOutput<'a> {
+    out: &'a mut dyn Write,
+}
+
+impl Output for PrintOutput<'_> {
+    fn ruled(&mut self, r: &Ruled, _frame: usize) -> Result<(), JudgeError> {
+        write_json_line(self.out, &r.ruling)?;
+        Ok(())
+    }
+    fn finished(&mut self, result: &MatchResult) -> Result<(), JudgeError> {
+        write_json_line(self.out, result)?;
+        Ok(())
+    }
+}
+
+/// Records the first seconds of a camera to a file the layout is measured from.
+fn record_camera(index: i32, path: &Path) -> Result<()> {
+    use opencv::prelude::*;
+    use opencv::videoio;
+    let mut r = VideoReader::open_camera(index).map_err(|e| judge_error(e.into()))?;
+    let mut writer: Option<videoio::VideoWriter> = None;
+    let mut t = 0.0;
+    while t < LIVE_LAYOUT_S {
+        let Some(f) = r.next_frame().map_err(|e| judge_error(e.into()))? else {
+            break;
+        };
+        t = f.t_s;
+        if writer.is_none() {
+            let size = f.bgr.size()?;
+            let w = videoio::VideoWriter::new_with_backend(
+                path,
+                videoio::CAP_FFMPEG,
+                videoio::VideoWriter::fourcc('M', 'J', 'P', 'G')?,
+                r.fps,
+                size,
+                true,
+            )?;
+            writer = Some(w);
+        }
+        if let Some(w) = writer.as_mut() {
+            w.write(&f.bgr)?;
+        }
+    }
+    Ok(())
+}
+
+/// `live --video FILE [--realtime] [--readings FILE|-]` or `live --camera N`.
+pub fn live(args: &LiveArgs, out: &mut dyn Write) -> Result<()> {
+    let intrinsics = match &args.calibration {
+        Some(p) => load_calibration(p)?.map(|c| Intrinsics::from_calibration(&c)),
+        None => None,
+    };
+    let (reader, layout_video, _tmp) = match (&args.video, args.camera) {
+        (Some(v), _) => (
+            VideoReader::open(v).map_err(|e| judge_error(e.into()))?,
+            v.clone(),
+            None,
+        ),
+        (None, Some(n)) => {
+            let dir = tempdir_for("karuta-live")?;
+            let file = dir.join("layout.avi");
+            record_camera(n, &file)?;
+            (
+                VideoReader::open_camera(n).map_err(|e| judge_error(e.into()))?,
+                file,
+                Some(dir),
+            )
+        }
+        (None, None) => {
+            return Err(
+                InputError::new("live", "arguments", "give --video FILE or --camera N").into(),
+            )
+        }
+    };
+    let measured =
+        measure_layout(&layout_video, None, intrinsics.as_ref()).map_err(detect_error)?;
+    let map = FieldMap::new(
+        measured.image_to_field,
+        intrinsics,
+        measured.layout.field.clone(),
+        measured.image_size,
+    )
+    .map_err(|e| InputError::new(&layout_video.display().to_string(), "layout", e.to_string()))?;
+    let (source, _) = hand_source(
+        &args.hands,
+        Path::new("."),
+        reader.fps,
+        &map,
+        &measured.layout,
+    )?;
+    let opts = RunOptions {
+        realtime: args.realtime,
+        more_readings: args.readings.clone().map(spawn_readings),
+        ..RunOptions::default()
+    };
+    let mut sink = PrintOutput { out };
+    let namer = crate::detect::naming::Namer::new().map_err(detect_error)?;
+    judge::run(
+        reader,
+        &measured,
+        map,
+        Vec::new(),
+        source,
+        Some(namer),
+        &opts,
+        None,
+        &mut sink,
+    )
+    .map_err(judge_error)?;
+    Ok(())
+}
+
+/// A fresh directory under the system's temporary folder.
+fn tempdir_for(prefix: &str) -> Result<PathBuf> {
+    let dir = std::env::temp_dir().join(format!("{prefix}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    Ok(dir)
+}

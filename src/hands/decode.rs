@@ -1,0 +1,479 @@
+//! The network's output maps -> the hands in one frame: which player and which hand (the
+//! map it is found in), its outline, its fingertips and where it presses at table height.
+//! Knows nothing of the field: `perceive` adds what the field says (inside, which card).
+
+use super::model::{Maps, OUT_H_CELLS, OUT_W_CELLS};
+use super::HandsError;
+use crate::rules::model::{Hand, Player};
+use opencv::core::{self, Mat, Point, Rect, Size, Vector};
+use opencv::imgproc;
+use opencv::prelude::*;
+use serde::Serialize;
+
+/// The four (player, hand) pairs a hand can be, each given to one hand a frame at most.
+pub const SLOTS: [(Player, Hand); 4] = [
+    (Player::A, Hand::Left),
+    (Player::A, Hand::Right),
+    (Player::B, Hand::Left),
+    (Player::B, Hand::Right),
+];
+/// The network's output channels.
+const MASK_MAP: usize = 0;
+const PLAYER_A_MAP: usize = 1;
+const LEFT_MAP: usize = 2;
+const THUMB_MAP: usize = 3;
+const TIP_MAP: usize = 4;
+const OFFSET_X_MAP: usize = 5;
+const OFFSET_Y_MAP: usize = 6;
+const CONTACT_MAP: usize = 7;
+
+/// A hand is reported when its mask covers at least this many cells (an 8 px cell in a
+/// 1280 px frame; a whole hand is about 200).
+pub const MIN_HAND_CELLS: i32 = 12;
+/// A region is a hand when the mask's mean probability over it is at least this.
+pub const MIN_HAND_CONF: f64 = 0.6;
+/// A fingertip peak needs at least this probability.
+pub const TIP_MIN_P: f32 = 0.1;
+/// At most this many fingertips a hand.
+pub const MAX_TIPS: usize = 5;
+/// Fine raster for outlines: cells are split this many times each way.
+const OUTLINE_UPSAMPLE: i32 = 8;
+
+/// One visible hand in one frame.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct HandObs {
+    pub player: Player,
+    pub hand: Hand,
+    /// The player's lead hand (13-2), from the layout; `None` when not yet known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lead: Option<bool>,
+    /// Fingertips in frame pixels (as decoded, lens distortion included).
+    pub fingertips_px: Vec<[f64; 2]>,
+    /// Convex outline, wrist to fingertips, in frame pixels.
+    pub outline_px: Vec<[f64; 2]>,
+    /// The outline projected onto the tatami overlaps the playing area (contract 2).
+    pub inside: bool,
+    /// How far the outline reaches into the playing area, mm (negative: short of it).
+    pub reach_mm: f64,
+    /// Probability that a fingertip presses at table height, and where.
+    pub contact_p: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub contact_px: Option<[f64; 2]>,
+    /// The card pressed, when the contact point is on one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub contact: Option<u8>,
+    /// Mean mask probability over the hand.
+    pub conf: f64,
+}
+
+/// The hands of one frame.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct HandFrame {
+    pub frame: usize,
+    pub t_s: f64,
+    pub hands: Vec<HandObs>,
+}
+
+fn sigmoid(v: f32) -> f32 {
+    1.0 / (1.0 + (-v).exp())
+}
+
+/// Cell-space peaks of a map above `min_p`: local maxima over the 3 x 3 neighbourhood.
+fn peaks(m: &Maps, c: usize, min_p: f32) -> Vec<(usize, usize, f32)> {
+    let min_logit = (min_p / (1.0 - min_p)).ln();
+    let mut out = Vec::new();
+    for y in 0..OUT_H_CELLS {
+        for x in 0..OUT_W_CELLS {
+            let v = m.at(c, x, y);
+            if v < min_logit {
+                continue;
+            }
+            let mut best = true;
+            'n: for dy in -1i32..=1 {
+                for dx in -1i32..=1 {
+                    let (nx, ny) = (x as i32 + dx, y as i32 + dy);
+                    if (dx, dy) == (0, 0)
+                        || nx < 0
+                        || ny < 0
+                        || nx >= OUT_W_CELLS as i32
+                        || ny >= OUT_H_CELLS as i32
+                    {
+                        continue;
+                    }
+                    let w = m.at(c, nx as usize, ny as usize);
+                    // ties go to the first in scan order
+                    if w > v || (w == v && (ny, nx) < (y as i32, x as i32)) {
+                        best = false;
+                        break 'n;
+                    }
+                }
+            }
+            if best {
+                out.push((x, y, sigmoid(v)));
+            }
+        }
+    }
+    out
+}
+
+/// The hands as regions of the hand mask: each region's cell labels (1-based in `labels`), bounding box
+/// and cell count, largest first.
+fn hand_regions(mask: &[f32]) -> Result<(Mat, Vec<(i32, Rect, i32)>), HandsError> {
+    let mut bin = Mat::new_rows_cols_with_default(
+        OUT_H_CELLS as i32,
+        OUT_W_CELLS as i32,
+        core::CV_8U,
+        core::Scalar::all(0.0),
+    )?;
+    {
+        let b = bin.data_bytes_mut()?;
+        for (i, v) in mask.iter().enumerate() {
+            if *v > 0.0 {
+                b[i] = 255;
+            }
+        }
+    }
+    let (mut labels, mut stats, mut cents) = (Mat::default(), Mat::default(), Mat::default());
+    let n = imgproc::connected_components_with_stats(
+        &bin,
+        &mut labels,
+        &mut stats,
+        &mut cents,
+        8,
+        core::CV_32S,
+    )?;
+    let mut out = Vec::new();
+    for l in 1..n {
+        let area = *stats.at_2d::<i32>(l, imgproc::CC_STAT_AREA)?;
+        if area < MIN_HAND_CELLS {
+            continue;
+        }
+        let r = Rect::new(
+            *stats.at_2d::<i32>(l, imgproc::CC_STAT_LEFT)?,
+            *stats.at_2d::<i32>(l, imgproc::CC_STAT_TOP)?,
+            *stats.at_2d::<i32>(l, imgproc::CC_STAT_WIDTH)?,
+            *stats.at_2d::<i32>(l, imgproc::CC_STAT_HEIGHT)?,
+        );
+        out.push((l, r, area));
+    }
+    out.sort_by_key(|(_, _, a)| -a);
+    Ok((labels, out))
+}
+
+/// The convex outline of one region at sub-cell precision: the mask logits around it
+/// (other regions pushed down) resampled eight times finer, thresholded at 0.5, hull of
+/// the largest contour. Cell coordinates.
+fn outline_cells(
+    mask: &[f32],
+    labels: &[i32],
+    label: i32,
+    r: Rect,
+) -> Result<Vec<[f64; 2]>, HandsError> {
+    let pad = 2;
+    let x0 = (r.x - pad).max(0);
+    let y0 = (r.y - pad).max(0);
+    let x1 = (r.x + r.width + pad).min(OUT_W_CELLS as i32);
+    let y1 = (r.y + r.height + pad).min(OUT_H_CELLS as i32);
+    let (w, h) = (x1 - x0, y1 - y0);
+    let mut crop = Mat::new_rows_cols_with_default(h, w, core::CV_32F, core::Scalar::all(0.0))?;
+    {
+        let c = crop.data_typed_mut::<f32>()?;
+        for y in 0..h {
+            for x in 0..w {
+                let i = ((y0 + y) as usize) * OUT_W_CELLS + (x0 + x) as usize;
+                let other = labels[i] != 0 && labels[i] != label;
+                c[(y * w + x) as usize] = if other { -10.0 } else { mask[i] };
+            }
+        }
+    }
+    let mut fine = Mat::default();
+    imgproc::resize(
+        &crop,
+        &mut fine,
+        Size::new(w * OUTLINE_UPSAMPLE, h * OUTLINE_UPSAMPLE),
+        0.0,
+        0.0,
+        imgproc::INTER_LINEAR,
+    )?;
+    let mut bin = Mat::default();
+    imgproc::threshold(&fine, &mut bin, 0.0, 255.0, imgproc::THRESH_BINARY)?;
+    let mut bin8 = Mat::default();
+    bin.convert_to(&mut bin8, core::CV_8U, 1.0, 0.0)?;
+    let mut contours: Vector<Vector<Point>> = Vector::new();
+    imgproc::find_contours(
+        &bin8,
+        &mut contours,
+        imgproc::RETR_EXTERNAL,
+        imgproc::CHAIN_APPROX_SIMPLE,
+        Point::new(0, 0),
+    )?;
+    let mut best: Option<(f64, Vector<Point>)> = None;
+    for c in contours.iter() {
+        let a = imgproc::contour_area(&c, false)?;
+        if best.as_ref().is_none_or(|(ba, _)| a > *ba) {
+            best = Some((a, c));
+        }
+    }
+    let Some((_, c)) = best else {
+        return Ok(Vec::new());
+    };
+    let mut hull: Vector<Point> = Vector::new();
+    imgproc::convex_hull(&c, &mut hull, false, true)?;
+    let k = OUTLINE_UPSAMPLE as f64;
+    Ok(hull
+        .iter()
+        .map(|p| {
+            [
+                x0 as f64 + (p.x as f64 + 0.5) / k,
+                y0 as f64 + (p.y as f64 + 0.5) / k,
+            ]
+        })
+        .collect())
+}
+
+/// The region a cell belongs to, or the region of a neighbour within two cells (tips
+/// and contact points lie on a hand's outline).
+fn region_at(labels: &[i32], x: usize, y: usize) -> i32 {
+    let mut best = (i32::MAX, 0);
+    for dy in -2i32..=2 {
+        for dx in -2i32..=2 {
+            let (nx, ny) = (x as i32 + dx, y as i32 + dy);
+            if nx < 0 || ny < 0 || nx >= OUT_W_CELLS as i32 || ny >= OUT_H_CELLS as i32 {
+                continue;
+            }
+            let l = labels[ny as usize * OUT_W_CELLS + nx as usize];
+            let d = dx * dx + dy * dy;
+            if l != 0 && d < best.0 {
+                best = (d, l);
+            }
+        }
+    }
+    best.1
+}
+
+/// The hands the network sees in one frame (player, hand, outline, fingertips, contact
+/// point); `inside`, `contact` and `lead` are left for the field to fill. A hand is a
+/// region of the hand mask; its player and hand are what its own cells say (mean
+/// probability of "player A" and of "left hand" over the region), each of the four
+/// (player, hand) pairs given to one region at most (the most likely assignment).
+pub fn decode(m: &Maps) -> Result<Vec<HandObs>, HandsError> {
+    let mask = m.map(MASK_MAP);
+    let (labels_mat, regions) = hand_regions(mask)?;
+    let labels = labels_mat.data_typed::<i32>()?;
+    // Mean probabilities over each region: player A, left hand, and the mask itself.
+    let mut p_a = vec![0f64; regions.len()];
+    let mut p_left = vec![0f64; regions.len()];
+    let mut conf = vec![0f64; regions.len()];
+    for (ri, (l, _, area)) in regions.iter().enumerate() {
+        for (i, li) in labels.iter().enumerate() {
+            if li == l {
+                p_a[ri] += sigmoid(m.map(PLAYER_A_MAP)[i]) as f64;
+                p_left[ri] += sigmoid(m.map(LEFT_MAP)[i]) as f64;
+                conf[ri] += sigmoid(mask[i]) as f64;
+            }
+        }
+        p_a[ri] /= *area as f64;
+        p_left[ri] /= *area as f64;
+        conf[ri] /= *area as f64;
+    }
+    // Regions the network is unsure of as a whole are not hands.
+    let keep: Vec<bool> = conf.iter().map(|c| *c >= MIN_HAND_CONF).collect();
+    let pick = |v: Vec<f64>| -> Vec<f64> {
+        v.into_iter()
+            .zip(&keep)
+            .filter(|(_, k)| **k)
+            .map(|(x, _)| x)
+            .collect()
+    };
+    let (p_a, mut p_left, conf) = (pick(p_a), pick(p_left), pick(conf));
+    let regions: Vec<(i32, Rect, i32)> = regions
+        .into_iter()
+        .zip(&keep)
+        .filter(|(_, k)| **k)
+        .map(|(r, _)| r)
+        .collect();
+    let label_index = |l: i32| regions.iter().position(|(rl, _, _)| *rl == l);
+    let mut tips: Vec<Vec<(f32, [f64; 2])>> = vec![Vec::new(); regions.len()];
+    for (x, y, p) in peaks(m, TIP_MAP, TIP_MIN_P) {
+        if let Some(ri) = label_index(region_at(labels, x, y)) {
+            let cx = x as f64 + 0.5 + m.at(OFFSET_X_MAP, x, y) as f64;
+            let cy = y as f64 + 0.5 + m.at(OFFSET_Y_MAP, x, y) as f64;
+            tips[ri].push((p, m.cell_to_px(cx, cy)));
+        }
+    }
+    // Left or right from the hand's own shape where it shows: seen from above, palm
+    // down, a left hand's thumb lies clockwise of its pointing direction (wrist to
+    // fingertips) in the image, a right hand's anticlockwise. The mask's own guess
+    // stands where the thumb or the fingers are not seen.
+    let mut thumb: Vec<(f32, Option<[f64; 2]>)> = vec![(0.0, None); regions.len()];
+    for (x, y, p) in peaks(m, THUMB_MAP, TIP_MIN_P) {
+        if let Some(ri) = label_index(region_at(labels, x, y)) {
+            if p > thumb[ri].0 {
+                let cx = x as f64 + 0.5 + m.at(OFFSET_X_MAP, x, y) as f64;
+                let cy = y as f64 + 0.5 + m.at(OFFSET_Y_MAP, x, y) as f64;
+                thumb[ri] = (p, Some(m.cell_to_px(cx, cy)));
+            }
+        }
+    }
+    for (ri, (l, _, _)) in regions.iter().enumerate() {
+        let Some(th) = thumb[ri].1 else { continue };
+        let fingers: Vec<[f64; 2]> = tips[ri]
+            .iter()
+            .map(|(_, t)| *t)
+            .filter(|t| dist2(*t, th) > (6.0 / m.scale).powi(2))
+            .collect();
+        if fingers.len() < 2 {
+            continue;
+        }
+        let n = fingers.len() as f64;
+        let fc = [
+            fingers.iter().map(|t| t[0]).sum::<f64>() / n,
+            fingers.iter().map(|t| t[1]).sum::<f64>() / n,
+        ];
+        // The wrist: the region's cell farthest from the fingers.
+        let mut wrist = None;
+        let mut far = -1.0;
+        for (i, li) in labels.iter().enumerate() {
+            if li == l {
+                let c = m.cell_to_px(
+                    (i % OUT_W_CELLS) as f64 + 0.5,
+                    (i / OUT_W_CELLS) as f64 + 0.5,
+                );
+                let d = dist2(c, fc);
+                if d > far {
+                    far = d;
+                    wrist = Some(c);
+                }
+            }
+        }
+        let Some(w) = wrist else { continue };
+        let fwd = [fc[0] - w[0], fc[1] - w[1]];
+        let side = [th[0] - fc[0], th[1] - fc[1]];
+        let cross = fwd[0] * side[1] - fwd[1] * side[0];
+        let norm = (fwd[0].hypot(fwd[1]) * side[0].hypot(side[1])).max(1e-9);
+        // A clear side (sine of the angle over 0.3) overrides the mask's guess.
+        if (cross / norm).abs() > 0.3 {
+            p_left[ri] = if cross > 0.0 { 0.97 } else { 0.03 };
+        }
+    }
+    let slot_of = assign_slots(&p_a, &p_left);
+    let mut contact: Vec<(f64, Option<[f64; 2]>)> = vec![(0.0, None); regions.len()];
+    for (x, y, p) in peaks(m, CONTACT_MAP, 0.05) {
+        if let Some(ri) = label_index(region_at(labels, x, y)) {
+            if (p as f64) > contact[ri].0 {
+                contact[ri] = (p as f64, Some(m.cell_to_px(x as f64 + 0.5, y as f64 + 0.5)));
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for (ri, (l, r, _)) in regions.iter().enumerate() {
+        let Some(s) = slot_of[ri] else {
+            continue; // a fifth hand: the four pairs are taken
+        };
+        let outline: Vec<[f64; 2]> = outline_cells(mask, labels, *l, *r)?
+            .into_iter()
+            .map(|[x, y]| m.cell_to_px_clipped(x, y))
+            .collect();
+        let mut t = std::mem::take(&mut tips[ri]);
+        t.sort_by(|a, b| b.0.total_cmp(&a.0));
+        t.truncate(MAX_TIPS);
+        let fingertips: Vec<[f64; 2]> = t.into_iter().map(|(_, p)| p).collect();
+        // The contact point is the fingertip nearest the contact peak, when one is close.
+        let (cp, cpt) = contact[ri];
+        let contact_px = cpt.map(|c| {
+            fingertips
+                .iter()
+                .copied()
+                .min_by(|a, b| dist2(*a, c).total_cmp(&dist2(*b, c)))
+                .filter(|t| dist2(*t, c) <= (3.0 * 2.0 / m.scale).powi(2))
+                .unwrap_or(c)
+        });
+        let (player, hand) = SLOTS[s];
+        out.push(HandObs {
+            player,
+            hand,
+            lead: None,
+            fingertips_px: fingertips,
+            outline_px: outline,
+            inside: false,
+            reach_mm: f64::NEG_INFINITY,
+            contact_p: cp,
+            contact_px,
+            contact: None,
+            conf: conf[ri],
+        });
+    }
+    Ok(out)
+}
+
+fn dist2(a: [f64; 2], b: [f64; 2]) -> f64 {
+    (a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2)
+}
+
+/// The most likely one-to-one assignment of regions (largest first, at most four get
+/// one) to the four (player, hand) pairs, from each region's probabilities.
+fn assign_slots(p_a: &[f64], p_left: &[f64]) -> Vec<Option<usize>> {
+    let n = p_a.len().min(4);
+    let logp = |r: usize, s: usize| -> f64 {
+        let (player, hand) = SLOTS[s];
+        let pa = p_a[r].clamp(1e-4, 1.0 - 1e-4);
+        let pl = p_left[r].clamp(1e-4, 1.0 - 1e-4);
+        let a = if player == Player::A { pa } else { 1.0 - pa };
+        let l = if hand == Hand::Left { pl } else { 1.0 - pl };
+        a.ln() + l.ln()
+    };
+    let mut best: (f64, Vec<Option<usize>>) = (f64::NEG_INFINITY, vec![None; p_a.len()]);
+    // Every injective map of the first n regions into the four pairs (at most 24).
+    let mut perm = [0usize, 1, 2, 3];
+    let mut visit = |perm: &[usize; 4]| {
+        let score: f64 = (0..n).map(|r| logp(r, perm[r])).sum();
+        if score > best.0 {
+            let mut v = vec![None; p_a.len()];
+            for r in 0..n {
+                v[r] = Some(perm[r]);
+            }
+            best = (score, v);
+        }
+    };
+    permutations(&mut perm, 0, &mut visit);
+    best.1
+}
+
+fn permutations(a: &mut [usize; 4], k: usize, f: &mut dyn FnMut(&[usize; 4])) {
+    if k == a.len() {
+        f(a);
+        return;
+    }
+    for i in k..a.len() {
+        a.swap(k, i);
+        permutations(a, k + 1, f);
+        a.swap(k, i);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_pair_goes_to_one_hand_by_what_its_cells_say() {
+        // Two hands both look most like A's right; the one more sure of "left" gets it.
+        let p_a = [0.9, 0.8, 0.1];
+        let p_left = [0.3, 0.45, 0.6];
+        let s = assign_slots(&p_a, &p_left);
+        assert_eq!(s[0], Some(1), "A right");
+        assert_eq!(s[1], Some(0), "A left: A right is taken");
+        assert_eq!(s[2], Some(2), "B left");
+    }
+
+    #[test]
+    fn a_fifth_hand_gets_no_pair() {
+        let p = [0.5; 5];
+        let s = assign_slots(&p, &p);
+        assert_eq!(s.iter().filter(|x| x.is_some()).count(), 4);
+        assert_eq!(s[4], None);
+        let mut got: Vec<usize> = s.iter().flatten().copied().collect();
+        got.sort();
+        assert_eq!(got, vec![0, 1, 2, 3]);
+    }
+}

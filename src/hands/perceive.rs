@@ -1,0 +1,550 @@
+//! The per-frame schedule and the events: the network runs on every `idle_stride`-th frame
+//! (every `active_stride`-th while a hand is over the field); when a hand's state (seen,
+//! inside the playing area, pressing a card) differs between two runs, the frames between
+//! them, kept small in a ring, are searched by halving until the change is pinned to two
+//! neighbouring frames. The event's time is then interpolated between those two frames.
+//!
+//! Reads frames in order, the calibration and the card positions; emits `touch` (direct),
+//! `enter` and `leave` (contract section 4). It never judges.
+
+use super::decode::{decode, HandFrame, HandObs, SLOTS};
+use super::model::{shrink, Backend, HandModel, SmallFrame};
+use super::HandsError;
+use crate::field::{Calibration, FieldMap};
+use crate::rules::geometry::{rotated_rect, FieldGeometry, Pt};
+use crate::rules::model::{Event, EventKind, Layout, Player};
+use std::collections::VecDeque;
+use std::path::Path;
+
+/// A fingertip this close to a card's outline, at table height, touches it (the
+/// simulator's `TIP_CONTACT_R_MM`; a finger pad is about this wide).
+pub const TOUCH_RADIUS_MM: f64 = 8.0;
+/// Contact probability at which a fingertip is taken to press.
+pub const CONTACT_MIN_P: f64 = 0.5;
+
+/// How often the network runs.
+#[derive(Debug, Clone)]
+pub struct PerceiveOptions {
+    /// Frames between runs while no hand is inside the playing area.
+    pub idle_stride: usize,
+    /// Frames between runs while a hand is inside.
+    pub active_stride: usize,
+    pub backend: Backend,
+    /// Threads for the engine (ONNX Runtime only; tract runs on one).
+    pub threads: usize,
+}
+
+impl Default for PerceiveOptions {
+    fn default() -> Self {
+        PerceiveOptions {
+            idle_stride: 8,
+            active_stride: 2,
+            backend: Backend::Tract,
+            threads: 1,
+        }
+    }
+}
+
+/// Counters for the benchmark and the progress line.
+#[derive(Debug, Clone, Default)]
+pub struct PerceiveStats {
+    pub frames: usize,
+    pub inferences: usize,
+    pub infer_s: f64,
+}
+
+/// What one pushed frame produced: the frames the network ran on (in frame order, those
+/// found by refinement included) and the events now final.
+#[derive(Debug, Default)]
+pub struct Perceived {
+    pub frames: Vec<HandFrame>,
+    pub events: Vec<Event>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct SlotKey {
+    present: bool,
+    inside: bool,
+    contact: Option<u8>,
+}
+
+#[derive(Debug, Clone)]
+struct Sample {
+    frame: usize,
+    t_s: f64,
+    hands: Vec<HandObs>,
+}
+
+impl Sample {
+    fn slot(&self, s: usize) -> Option<&HandObs> {
+        let (p, h) = SLOTS[s];
+        self.hands.iter().find(|o| o.player == p && o.hand == h)
+    }
+    fn key(&self, s: usize) -> SlotKey {
+        match self.slot(s) {
+            Some(o) => SlotKey {
+                present: true,
+                inside: o.inside,
+                contact: o.contact,
+            },
+            None => SlotKey {
+                present: false,
+                inside: false,
+                contact: None,
+            },
+        }
+    }
+    fn any_inside(&self) -> bool {
+        self.hands.iter().any(|h| h.inside)
+    }
+}
+
+/// The last known state of one hand, for events: kept through frames it is not seen in.
+#[derive(Debug, Clone, Default)]
+struct SlotState {
+    inside: bool,
+    contact: Option<u8>,
+    /// The last sample the hand was seen in: frame, time, reach, contact probability.
+    seen: Option<(usize, f64, f64, f64)>,
+    /// A change seen in one run and not yet confirmed by the next: the new state and its
+    /// event. A change that the next run does not see again was noise and is dropped.
+    pending_inside: Option<(bool, Event)>,
+    pending_contact: Option<(u8, Event)>,
+}
+
+/// Sees hands frame by frame and turns them into events.
+pub struct Perceiver {
+    model: HandModel,
+    map: FieldMap,
+    geom: FieldGeometry,
+    layout: Layout,
+    cards: Vec<(u8, [Pt; 4])>,
+    opts: PerceiveOptions,
+    ring: VecDeque<(usize, f64, SmallFrame)>,
+    last: Option<Sample>,
+    slots: [SlotState; 4],
+    /// Confirmed events not yet given out: they leave in time order once no pending
+    /// change can come before them.
+    held: Vec<Event>,
+    pub stats: PerceiveStats,
+}
+
+impl Perceiver {
+    pub fn new(
+        model: &Path,
+        calib: &Calibration,
+        layout: &Layout,
+        opts: &PerceiveOptions,
+    ) -> Result<Perceiver, HandsError> {
+        let map = FieldMap::from_calibration(calib, layout.field.clone())?;
+        Perceiver::with_map(model, map, layout, opts)
+    }
+
+    /// The same, with the field mapping already made (by `analyze`, from the layout it
+    /// measured).
+    pub fn with_map(
+        model: &Path,
+        map: FieldMap,
+        layout: &Layout,
+        opts: &PerceiveOptions,
+    ) -> Result<Perceiver, HandsError> {
+        let model = HandModel::load(model, opts.backend, opts.threads)?;
+        Ok(Perceiver::from_parts(model, map, layout, opts))
+    }
+
+    /// The same, from a model already loaded.
+    pub fn from_parts(
+        model: HandModel,
+        map: FieldMap,
+        layout: &Layout,
+        opts: &PerceiveOptions,
+    ) -> Perceiver {
+        let geom = map.geometry();
+        let cards = layout
+            .cards
+            .iter()
+            .filter_map(|c| {
+                c.poem.map(|p| {
+                    (
+                        p,
+                        rotated_rect(
+                            c.x_mm,
+                            c.y_mm,
+                            layout.field.card_w_mm,
+                            layout.field.card_h_mm,
+                            c.angle_deg,
+                        ),
+                    )
+                })
+            })
+            .collect();
+        Perceiver {
+            model,
+            map,
+            geom,
+            layout: layout.clone(),
+            cards,
+            opts: opts.clone(),
+            ring: VecDeque::new(),
+            last: None,
+            slots: Default::default(),
+            held: Vec::new(),
+            stats: PerceiveStats::default(),
+        }
+    }
+
+    /// Replaces the cards a fingertip can press (poem, corners in field mm): the card
+    /// tracker calls this when cards move, leave or arrive.
+    pub fn set_cards(&mut self, cards: Vec<(u8, [Pt; 4])>) {
+        self.cards = cards;
+    }
+
+    /// Removes one card (taken, out of the area, or carried away).
+    pub fn remove_card(&mut self, poem: u8) {
+        self.cards.retain(|(p, _)| *p != poem);
+    }
+
+    /// One decoded frame, in order.
+    pub fn push(
+        &mut self,
+        frame: usize,
+        t_s: f64,
+        bgr: &opencv::core::Mat,
+    ) -> Result<Perceived, HandsError> {
+        self.stats.frames += 1;
+        let small = shrink(bgr)?;
+        let stride = match &self.last {
+            Some(s) if s.any_inside() => self.opts.active_stride,
+            Some(_) => self.opts.idle_stride,
+            None => 1,
+        }
+        .max(1);
+        let due = self.last.as_ref().is_none_or(|s| frame >= s.frame + stride);
+        if !due {
+            self.ring.push_back((frame, t_s, small));
+            return Ok(Perceived::default());
+        }
+        let new = self.sample(frame, t_s, &small)?;
+        let mut chain = match self.last.take() {
+            Some(prev) => {
+                let mut between = Vec::new();
+                self.refine(&prev, &new, &mut between)?;
+                between.sort_by_key(|s| s.frame);
+                let mut v = vec![prev];
+                v.extend(between);
+                v.push(new);
+                v
+            }
+            None => vec![new],
+        };
+        self.ring.clear();
+        self.ring.push_back((frame, t_s, small));
+        let mut out = Perceived::default();
+        for w in chain.windows(2) {
+            let mut confirmed = Vec::new();
+            self.events_between(&w[0], &w[1], &mut confirmed);
+            self.held.extend(confirmed);
+        }
+        // Any event still to come is a pending change (its time known) or one made
+        // after the latest run: those before both are final.
+        let latest = chain.last().map_or(f64::INFINITY, |s| s.t_s);
+        let watermark = self
+            .slots
+            .iter()
+            .flat_map(|st| {
+                st.pending_inside
+                    .iter()
+                    .map(|(_, e)| e.t_s)
+                    .chain(st.pending_contact.iter().map(|(_, e)| e.t_s))
+            })
+            .fold(latest, f64::min);
+        self.held.sort_by(|a, b| a.t_s.total_cmp(&b.t_s));
+        let n = self.held.partition_point(|e| e.t_s <= watermark);
+        out.events = self.held.drain(..n).collect();
+        if chain.len() == 1 {
+            self.seed_state(&chain[0]);
+        }
+        let last = chain.pop();
+        // The previous sample was reported when it was made; report the rest.
+        let skip = usize::from(!chain.is_empty());
+        for s in chain.iter().skip(skip) {
+            out.frames.push(frame_of(s));
+        }
+        if let Some(l) = last {
+            out.frames.push(frame_of(&l));
+            self.last = Some(l);
+        }
+        Ok(out)
+    }
+
+    /// End of the video: the confirmed events still held; changes never confirmed are
+    /// dropped.
+    pub fn finish(&mut self) -> Vec<Event> {
+        self.held.sort_by(|a, b| a.t_s.total_cmp(&b.t_s));
+        std::mem::take(&mut self.held)
+    }
+
+    /// Runs the network on one frame and adds what the field says about each hand.
+    fn sample(&mut self, frame: usize, t_s: f64, small: &SmallFrame) -> Result<Sample, HandsError> {
+        let t0 = std::time::Instant::now();
+        let maps = self.model.run(small)?;
+        self.stats.infer_s += t0.elapsed().as_secs_f64();
+        self.stats.inferences += 1;
+        let mut hands = decode(&maps)?;
+        for h in hands.iter_mut() {
+            self.place(h)?;
+        }
+        Ok(Sample { frame, t_s, hands })
+    }
+
+    /// Inside, reach, lead and the card pressed, from the field; the player from where
+    /// the hand points when that is clear.
+    fn place(&self, h: &mut HandObs) -> Result<(), HandsError> {
+        // The outline in the field, projected once for the pointing and the reach.
+        let poly = if h.outline_px.len() >= 3 {
+            Some(self.map.to_field(&h.outline_px)?)
+        } else {
+            None
+        };
+        if let (Some(poly), false) = (&poly, h.fingertips_px.is_empty()) {
+            let tips = self.map.to_field(&h.fingertips_px)?;
+            if let Some(p) = pointing_player(poly, &tips) {
+                h.player = p;
+            }
+        }
+        h.lead = self.layout.lead_hand(h.player).map(|l| l == h.hand);
+        if let Some(poly) = poly {
+            h.inside = self.geom.hand_is_inside(&poly);
+            let area = self.geom.playing_area();
+            h.reach_mm = poly
+                .iter()
+                .map(|p| {
+                    (p.x_mm - area.x0_mm)
+                        .min(area.x1_mm - p.x_mm)
+                        .min(p.y_mm - area.y0_mm)
+                        .min(area.y1_mm - p.y_mm)
+                })
+                .fold(f64::NEG_INFINITY, f64::max);
+        }
+        h.contact = None;
+        if let (Some(px), true) = (h.contact_px, h.contact_p >= CONTACT_MIN_P) {
+            let pt = self.map.point_to_field(px)?;
+            h.contact = self
+                .cards
+                .iter()
+                .map(|(poem, c)| (*poem, dist_to_quad(pt, c)))
+                .filter(|(_, d)| *d <= TOUCH_RADIUS_MM)
+                .min_by(|a, b| a.1.total_cmp(&b.1))
+                .map(|(p, _)| p);
+        }
+        Ok(())
+    }
+
+    /// Halves the frames between two runs whose hands differ, until every change lies
+    /// between neighbouring frames.
+    fn refine(&mut self, a: &Sample, b: &Sample, out: &mut Vec<Sample>) -> Result<(), HandsError> {
+        if b.frame <= a.frame + 1 || (0..4).all(|s| a.key(s) == b.key(s)) {
+            return Ok(());
+        }
+        let mid = (a.frame + b.frame) / 2;
+        let Some(i) = self.ring.iter().position(|(f, _, _)| *f == mid) else {
+            return Ok(());
+        };
+        let (f, t, small) = {
+            let (f, t, s) = &self.ring[i];
+            (
+                *f,
+                *t,
+                SmallFrame {
+                    bgr: s.bgr.clone(),
+                    scale: s.scale,
+                    frame_px: s.frame_px,
+                },
+            )
+        };
+        let m = self.sample(f, t, &small)?;
+        self.refine(a, &m, out)?;
+        self.refine(&m, b, out)?;
+        out.push(m);
+        Ok(())
+    }
+
+    fn seed_state(&mut self, s: &Sample) {
+        for (i, st) in self.slots.iter_mut().enumerate() {
+            if let Some(o) = s.slot(i) {
+                st.inside = o.inside;
+                st.contact = o.contact;
+                st.seen = Some((s.frame, s.t_s, o.reach_mm, o.contact_p));
+            }
+        }
+    }
+
+    /// Events for the changes between two consecutive runs.
+    fn events_between(&mut self, a: &Sample, b: &Sample, out: &mut Vec<Event>) {
+        for s in 0..4 {
+            let Some(o) = b.slot(s) else {
+                continue; // unseen: its last known state stands
+            };
+            let (player, hand) = SLOTS[s];
+            let st = self.slots[s].clone();
+            // The previous sight of this hand: the frame before, or earlier when it was
+            // hidden in between.
+            let (fa, ta, ra, pa) = match a.slot(s) {
+                Some(p) => (a.frame, a.t_s, p.reach_mm, p.contact_p),
+                None => st.seen.unwrap_or((a.frame, a.t_s, f64::NAN, f64::NAN)),
+            };
+            let frames = Some([fa as u64, b.frame as u64]);
+            // The uncertainty spans the whole time the hand was not seen, but the time
+            // itself is placed after the previous run: events already given out are
+            // earlier, so the file stays in time order.
+            let dt = b.t_s - ta;
+            let ta = ta.max(a.t_s);
+            let mut next = SlotState {
+                seen: Some((b.frame, b.t_s, o.reach_mm, o.contact_p)),
+                ..st.clone()
+            };
+            // Inside or not: a change counts once the next run sees it too.
+            match st.pending_inside {
+                Some((new, ev)) => {
+                    if o.inside == new {
+                        out.push(ev);
+                        next.inside = new;
+                    }
+                    next.pending_inside = None;
+                }
+                None if o.inside != st.inside => {
+                    let t = crossing(ta, b.t_s, ra, o.reach_mm);
+                    let what = if o.inside {
+                        EventKind::Enter { player, hand }
+                    } else {
+                        EventKind::Leave { player, hand }
+                    };
+                    let ev = Event {
+                        t_s: t,
+                        what,
+                        conf: o.conf,
+                        t_err_s: dt / 12f64.sqrt(),
+                        frames,
+                    };
+                    next.pending_inside = Some((o.inside, ev));
+                }
+                None => {}
+            }
+            // Pressing a card: the same; letting go needs no event.
+            match st.pending_contact {
+                Some((poem, ev)) => {
+                    if o.contact == Some(poem) {
+                        out.push(ev);
+                        next.contact = Some(poem);
+                    } else {
+                        next.contact = if o.contact == st.contact {
+                            st.contact
+                        } else {
+                            None
+                        };
+                    }
+                    next.pending_contact = None;
+                }
+                None => match o.contact {
+                    Some(poem) if st.contact != Some(poem) => {
+                        let t =
+                            crossing(ta, b.t_s, pa - CONTACT_MIN_P, o.contact_p - CONTACT_MIN_P);
+                        let ev = Event {
+                            t_s: t,
+                            what: EventKind::Touch {
+                                player,
+                                hand,
+                                poem,
+                                direct: true,
+                            },
+                            conf: o.contact_p.min(o.conf),
+                            t_err_s: dt / 12f64.sqrt(),
+                            frames,
+                        };
+                        next.pending_contact = Some((poem, ev));
+                    }
+                    Some(_) => {}
+                    None => next.contact = None,
+                },
+            }
+            self.slots[s] = next;
+        }
+    }
+}
+
+fn frame_of(s: &Sample) -> HandFrame {
+    HandFrame {
+        frame: s.frame,
+        t_s: s.t_s,
+        hands: s.hands.clone(),
+    }
+}
+
+/// A hand reaches away from its owner's shoulder: from the wrist (the outline's point
+/// farthest from the fingertips) towards the fingertips, +y for A (who sits at negative
+/// y), -y for B. `None` when the hand lies too much across the field to tell.
+pub fn pointing_player(outline_mm: &[Pt], tips_mm: &[Pt]) -> Option<Player> {
+    let n = tips_mm.len() as f64;
+    let cx = tips_mm.iter().map(|p| p.x_mm).sum::<f64>() / n;
+    let cy = tips_mm.iter().map(|p| p.y_mm).sum::<f64>() / n;
+    let wrist = outline_mm.iter().max_by(|a, b| {
+        let da = (a.x_mm - cx).powi(2) + (a.y_mm - cy).powi(2);
+        let db = (b.x_mm - cx).powi(2) + (b.y_mm - cy).powi(2);
+        da.total_cmp(&db)
+    })?;
+    let (dx, dy) = (cx - wrist.x_mm, cy - wrist.y_mm);
+    let len = (dx * dx + dy * dy).sqrt();
+    if len < POINTING_MIN_MM || dy.abs() < POINTING_MIN_COS * len {
+        return None;
+    }
+    Some(if dy > 0.0 { Player::A } else { Player::B })
+}
+
+/// The wrist-to-fingertips span and its share along y needed to tell the owner.
+const POINTING_MIN_MM: f64 = 60.0;
+const POINTING_MIN_COS: f64 = 0.6;
+
+/// When a quantity crossed zero between two times (linear), kept strictly after the
+/// first and at most the second; the midpoint when the values do not bracket zero.
+pub fn crossing(ta: f64, tb: f64, va: f64, vb: f64) -> f64 {
+    let mid = 0.5 * (ta + tb);
+    if !(va.is_finite() && vb.is_finite()) || (va > 0.0) == (vb > 0.0) || va == vb {
+        return mid;
+    }
+    let f = (-va / (vb - va)).clamp(0.0, 1.0);
+    let t = ta + f * (tb - ta);
+    t.clamp(ta + 1e-6 * (tb - ta), tb)
+}
+
+/// Distance from a point to a convex quadrilateral, 0 inside.
+pub fn dist_to_quad(p: Pt, q: &[Pt; 4]) -> f64 {
+    let mut inside = true;
+    let mut best = f64::INFINITY;
+    for i in 0..4 {
+        let (a, b) = (q[i], q[(i + 1) % 4]);
+        let (ex, ey) = (b.x_mm - a.x_mm, b.y_mm - a.y_mm);
+        let (px, py) = (p.x_mm - a.x_mm, p.y_mm - a.y_mm);
+        let cross = ex * py - ey * px;
+        if cross < 0.0 {
+            inside = false;
+        }
+        let l2 = (ex * ex + ey * ey).max(1e-12);
+        let t = ((px * ex + py * ey) / l2).clamp(0.0, 1.0);
+        let d = ((px - t * ex).powi(2) + (py - t * ey).powi(2)).sqrt();
+        best = best.min(d);
+    }
+    // The corners may wind either way: inside when all crosses share a sign.
+    let mut pos = true;
+    for i in 0..4 {
+        let (a, b) = (q[i], q[(i + 1) % 4]);
+        let cross = (b.x_mm - a.x_mm) * (p.y_mm - a.y_mm) - (b.y_mm - a.y_mm) * (p.x_mm - a.x_mm);
+        if cross > 0.0 {
+            pos = false;
+        }
+    }
+    if inside || pos {
+        0.0
+    } else {
+        best
+    }
+}

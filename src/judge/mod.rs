@@ -1,0 +1,326 @@
+//! The referee from video, in lockstep: a capture thread decodes frames into a bounded
+//! queue; this stage passes each frame to the hands (through `HandSource`) and to the
+//! card tracker (`track`), collects their events, and rules each reading with
+//! `rules::Referee::judge` as soon as its window has closed, while later frames are still
+//! being decoded. Memory holds a few frames and one window's events, whatever the length.
+//!
+//! Owns the order of work and the `needs_review` the camera adds (dropped frames, no hand
+//! model). Does not open files other than through `capture` and its hand sources, and
+//! writes nothing itself: rulings go to an `Output`.
+
+pub mod label_hands;
+pub mod model_hands;
+pub mod windows;
+
+use crate::capture::{self, CaptureError, ReaderOptions, SourceItem, VideoReader};
+use crate::detect::layout::MeasuredLayout;
+use crate::field::FieldMap;
+use crate::rules::model::{Event, EventKind, MatchResult, Reading};
+use crate::track::{CardTracker, HandSeen, TrackError, TrackerState};
+use opencv::core::Mat;
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+use std::time::Instant;
+
+pub use label_hands::LabelHands;
+pub use windows::{Ruled, Windows, CLOSE_MARGIN_S, NO_HAND_MODEL};
+
+/// Decoded frames held between the capture thread and perception (each a full image).
+pub const QUEUE_FRAMES: usize = 8;
+
+/// What can go wrong while refereeing from video.
+#[derive(Debug, thiserror::Error)]
+pub enum JudgeError {
+    #[error(transparent)]
+    Capture(#[from] CaptureError),
+    #[error(transparent)]
+    Track(#[from] TrackError),
+    /// An input file (labels, readings against the video) cannot be used.
+    #[error("{path}: {place}: {problem}")]
+    Input {
+        path: PathBuf,
+        place: String,
+        problem: String,
+    },
+    /// The hand stage failed.
+    #[error("hands: {0}")]
+    Hands(String),
+    #[error("writing: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+impl JudgeError {
+    pub fn is_bad_input(&self) -> bool {
+        match self {
+            JudgeError::Capture(e) => e.is_bad_input(),
+            JudgeError::Track(e) => e.is_bad_input(),
+            JudgeError::Input { .. } => true,
+            JudgeError::Hands(_) | JudgeError::Io(_) => false,
+        }
+    }
+}
+
+/// Where hand events come from: the hand model (`hands::Perceiver`), the simulator's
+/// labels, or nothing. One decoded BGR frame at a time, in order.
+pub trait HandSource {
+    /// The frame's hands (for who drove a card) and the events now final (touch with
+    /// `direct: true`, enter, leave), ordered by `t_s`.
+    fn push(
+        &mut self,
+        frame: usize,
+        t_s: f64,
+        bgr: &Mat,
+    ) -> Result<(Vec<HandSeen>, Vec<Event>), JudgeError>;
+    /// End of video: events still pending.
+    fn finish(&mut self) -> Vec<Event>;
+    /// What it is, for the report.
+    fn describe(&self) -> String;
+    /// Its state between frames, to resume a run exactly; `None` when it has none to
+    /// save (a resumed run then starts it afresh at the checkpoint).
+    fn state(&self) -> Option<serde_json::Value> {
+        None
+    }
+    /// Continues from a saved state.
+    fn restore(&mut self, _state: &serde_json::Value) -> Result<(), JudgeError> {
+        Ok(())
+    }
+}
+
+/// Where a run stood after a ruling, enough to continue it from the next frame with the
+/// same results as an uninterrupted run.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Checkpoint {
+    /// The last frame perceived, and its time.
+    pub frame: usize,
+    pub t_s: f64,
+    /// Readings ruled so far.
+    pub ruled: usize,
+    /// Events made but not yet ruled on.
+    pub pending: Vec<Event>,
+    pub tracker: TrackerState,
+    pub hands: Option<serde_json::Value>,
+    pub gaps: usize,
+}
+
+/// A checkpoint and the events of the readings ruled before it (to rebuild the judge).
+#[derive(Debug, Clone)]
+pub struct Resume {
+    pub checkpoint: Checkpoint,
+    pub replay: Vec<Event>,
+}
+
+/// What the pipeline tells its caller as it goes.
+pub trait Output {
+    /// A reading was ruled (its window closed); `frame` is the last frame perceived.
+    fn ruled(&mut self, r: &Ruled, frame: usize) -> Result<(), JudgeError>;
+    /// A frame was perceived (for progress).
+    fn frame(&mut self, _frame: usize, _t_s: f64) {}
+    /// The video ended: the match result.
+    fn finished(&mut self, result: &MatchResult) -> Result<(), JudgeError>;
+    /// Where the run stands, after the rulings just given.
+    fn checkpoint(&mut self, _cp: &Checkpoint) -> Result<(), JudgeError> {
+        Ok(())
+    }
+}
+
+/// A reading as it arrives while the match runs, or why the timeline cannot be used.
+#[derive(Debug, Clone)]
+pub enum ReadingMsg {
+    Reading(Reading),
+    Bad {
+        path: PathBuf,
+        place: String,
+        problem: String,
+    },
+}
+
+/// How to run.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    pub queue_frames: usize,
+    /// Release frames no faster than the recording's rate (live from a file).
+    pub realtime: bool,
+    /// Readings that arrive while the video runs (live).
+    pub more_readings: Option<crossbeam_channel::Receiver<ReadingMsg>>,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        RunOptions {
+            queue_frames: QUEUE_FRAMES,
+            realtime: false,
+            more_readings: None,
+        }
+    }
+}
+
+/// What a run did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunSummary {
+    pub frames: usize,
+    pub video_s: f64,
+    pub wall_s: f64,
+    pub rulings: usize,
+    pub unseen_gaps: usize,
+}
+
+/// Checks the readings against the video before any work: every reading must begin
+/// inside it (`readings` from `readings_path`).
+pub fn check_readings(
+    readings: &[Reading],
+    readings_path: &std::path::Path,
+    video_s: f64,
+) -> Result<(), JudgeError> {
+    if video_s <= 0.0 {
+        return Ok(());
+    }
+    if let Some((i, r)) = readings
+        .iter()
+        .enumerate()
+        .find(|(_, r)| r.kami_start_s >= video_s)
+    {
+        return Err(JudgeError::Input {
+            path: readings_path.to_path_buf(),
+            place: format!("line {}", i + 1),
+            problem: format!(
+                "reading {} begins at {:.3} s, past the video's end ({video_s:.3} s)",
+                r.seq, r.kami_start_s
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// Referees a recording: frames from `reader`, cards from `measured` (mapped by `map`),
+/// hands from `hands` (or none), readings ruled into `out` as their windows close.
+pub fn run(
+    reader: VideoReader,
+    measured: &MeasuredLayout,
+    map: FieldMap,
+    readings: Vec<Reading>,
+    mut hands: Option<Box<dyn HandSource>>,
+    namer: Option<crate::detect::naming::Namer>,
+    opts: &RunOptions,
+    resume: Option<Resume>,
+    out: &mut dyn Output,
+) -> Result<RunSummary, JudgeError> {
+    let start = Instant::now();
+    let path = reader.path().to_path_buf();
+    let expected = reader.table_len().unwrap_or(reader.frame_count);
+    let fps = reader.fps;
+    let mut tracker = CardTracker::new(measured, map, namer, fps)?;
+    let mut windows = Windows::new(&measured.layout, readings, hands.is_some());
+    let mut frames = 0usize;
+    let mut last_t = 0.0;
+    let mut gaps = 0usize;
+    let mut reader_opts = ReaderOptions {
+        queue: opts.queue_frames,
+        realtime: opts.realtime,
+        ..ReaderOptions::default()
+    };
+    if let Some(r) = resume {
+        let cp = r.checkpoint;
+        windows.replay(r.replay, cp.ruled);
+        windows.add(cp.pending);
+        tracker.restore(cp.tracker)?;
+        if let (Some(h), Some(state)) = (hands.as_mut(), cp.hands.as_ref()) {
+            h.restore(state)?;
+        }
+        frames = cp.frame + 1;
+        last_t = cp.t_s;
+        gaps = cp.gaps;
+        reader_opts.skip = cp.frame + 1;
+        reader_opts.prev_t_s = Some(cp.t_s);
+    }
+    let source = capture::spawn_reader(reader, reader_opts);
+    for item in source {
+        let f = match item {
+            SourceItem::Frame(f) => f,
+            SourceItem::Gap(g) => {
+                gaps += 1;
+                let what = if g.duplicate {
+                    "a repeated frame".to_string()
+                } else {
+                    format!("{} dropped frame(s)", g.missing)
+                };
+                windows.add([Event::new(
+                    g.from_s,
+                    EventKind::Unseen {
+                        from_s: g.from_s,
+                        to_s: g.to_s,
+                        what,
+                    },
+                )]);
+                continue;
+            }
+            SourceItem::Error(e) => return Err(e.into()),
+        };
+        if let Some(rx) = opts.more_readings.as_ref() {
+            while let Ok(m) = rx.try_recv() {
+                match m {
+                    ReadingMsg::Reading(r) => windows.push_reading(r),
+                    ReadingMsg::Bad {
+                        path,
+                        place,
+                        problem,
+                    } => {
+                        return Err(JudgeError::Input {
+                            path,
+                            place,
+                            problem,
+                        })
+                    }
+                }
+            }
+        }
+        let (seen, hand_events) = match hands.as_mut() {
+            Some(h) => h.push(f.index, f.t_s, &f.bgr)?,
+            None => (Vec::new(), Vec::new()),
+        };
+        windows.add(hand_events);
+        let card_events = tracker.push(f.index, f.t_s, &f.bgr, &seen)?;
+        windows.add(card_events);
+        let ruled = windows.advance(f.t_s);
+        frames += 1;
+        last_t = f.t_s;
+        for r in &ruled {
+            out.ruled(r, f.index)?;
+        }
+        if !ruled.is_empty() {
+            out.checkpoint(&Checkpoint {
+                frame: f.index,
+                t_s: f.t_s,
+                ruled: windows.ruled(),
+                pending: windows.pending().to_vec(),
+                tracker: tracker.state(),
+                hands: hands.as_ref().and_then(|h| h.state()),
+                gaps,
+            })?;
+        }
+        out.frame(f.index, f.t_s);
+    }
+    // A file that ends well before the frames it announces was cut short.
+    if expected > 0 && frames + 1 < expected {
+        return Err(JudgeError::Capture(CaptureError::Input {
+            path,
+            place: format!("frame {frames}"),
+            problem: format!(
+                "the video ends after {frames} of the {expected} frames it announces (truncated?)"
+            ),
+        }));
+    }
+    if let Some(h) = hands.as_mut() {
+        windows.add(h.finish());
+    }
+    for r in windows.finish() {
+        out.ruled(&r, frames.saturating_sub(1))?;
+    }
+    out.finished(&windows.result())?;
+    Ok(RunSummary {
+        frames,
+        video_s: last_t + 1.0 / fps,
+        wall_s: start.elapsed().as_secs_f64(),
+        rulings: windows.ruled(),
+        unseen_gaps: gaps,
+    })
+}

@@ -1,0 +1,178 @@
+//! Readings' windows over a stream of events: events arrive as perception makes them
+//! final; a reading is ruled (`rules::Referee::judge`) as soon as its window
+//! `[kami_start_s, next kami_start_s)` has closed and a margin has passed, so that late
+//! events (a card that settles, a hand decision held back) still land in it.
+
+use crate::rules::model::{Event, EventKind, MatchResult, Reading, Review, ReviewWhat, Ruling};
+use crate::rules::{Layout, Referee};
+
+/// Perception may report an event this long after it happened (a card settles over 24
+/// frames, a re-identification follows): a window is ruled only this long after it closed.
+pub const CLOSE_MARGIN_S: f64 = 0.5;
+/// The reason given on every ruling that depends on hands when no hand model ran.
+pub const NO_HAND_MODEL: &str = "no hand model";
+
+/// One ruled reading and the events of its window (the first also holds those before
+/// the first reading).
+#[derive(Debug, Clone)]
+pub struct Ruled {
+    pub ruling: Ruling,
+    pub events: Vec<Event>,
+}
+
+/// Rules readings in order as their windows close.
+pub struct Windows {
+    referee: Referee,
+    readings: Vec<Reading>,
+    next: usize,
+    pending: Vec<Event>,
+    hands_seen: bool,
+    stopped: bool,
+    /// The end of the last window ruled: an event reported later than that, with an
+    /// earlier time, is counted in the next window, at its start.
+    closed_until_s: f64,
+}
+
+impl Windows {
+    /// `hands_seen`: a hand model ran, so touches, entries and drivers were looked for.
+    pub fn new(layout: &Layout, readings: Vec<Reading>, hands_seen: bool) -> Windows {
+        Windows {
+            referee: Referee::new(layout),
+            readings,
+            next: 0,
+            pending: Vec::new(),
+            hands_seen,
+            stopped: false,
+            closed_until_s: f64::NEG_INFINITY,
+        }
+    }
+
+    /// Readings ruled so far.
+    pub fn ruled(&self) -> usize {
+        self.next
+    }
+
+    pub fn readings(&self) -> &[Reading] {
+        &self.readings
+    }
+
+    /// A reading that arrived while the match runs (live), after the others.
+    pub fn push_reading(&mut self, r: Reading) {
+        self.readings.push(r);
+    }
+
+    /// Events not yet ruled on.
+    pub fn pending(&self) -> &[Event] {
+        &self.pending
+    }
+
+    /// Adds final events (any order).
+    pub fn add(&mut self, events: impl IntoIterator<Item = Event>) {
+        for mut e in events {
+            if e.t_s < self.closed_until_s {
+                e.t_s = self.closed_until_s;
+            }
+            let at = self.pending.partition_point(|p| p.t_s <= e.t_s);
+            self.pending.insert(at, e);
+        }
+    }
+
+    /// Rebuilds the judge of a resumed run: the events of the first `ruled` readings'
+    /// windows, ruled again (the same rulings, not given out again).
+    pub fn replay(&mut self, events: Vec<Event>, ruled: usize) {
+        self.add(events);
+        while !self.stopped && self.next < ruled.min(self.readings.len()) {
+            let _ = self.rule_next();
+        }
+    }
+
+    /// When reading `k`'s window closes (the next reading's start), if it does.
+    fn window_end(&self, k: usize) -> f64 {
+        self.readings
+            .get(k + 1)
+            .map_or(f64::INFINITY, |n| n.kami_start_s)
+    }
+
+    /// Rules every reading whose window closed more than `CLOSE_MARGIN_S` before `now_s`.
+    pub fn advance(&mut self, now_s: f64) -> Vec<Ruled> {
+        let mut out = Vec::new();
+        while !self.stopped && self.next < self.readings.len() {
+            let end = self.window_end(self.next);
+            if end + CLOSE_MARGIN_S > now_s {
+                break;
+            }
+            out.push(self.rule_next());
+        }
+        out
+    }
+
+    /// The video has ended: every reading left is ruled.
+    pub fn finish(&mut self) -> Vec<Ruled> {
+        let mut out = Vec::new();
+        while !self.stopped && self.next < self.readings.len() {
+            out.push(self.rule_next());
+        }
+        out
+    }
+
+    pub fn result(&self) -> MatchResult {
+        self.referee.result()
+    }
+
+    fn rule_next(&mut self) -> Ruled {
+        let k = self.next;
+        let r = self.readings[k].clone();
+        let end = self.window_end(k);
+        let mut events = Vec::new();
+        if k == 0 {
+            // Events before the first reading matter only through the state they leave.
+            let n = self.pending.partition_point(|e| e.t_s < r.kami_start_s);
+            for e in self.pending.drain(..n) {
+                self.referee.observe(&e);
+                events.push(e);
+            }
+        }
+        let n = self.pending.partition_point(|e| e.t_s < end);
+        let window: Vec<Event> = self.pending.drain(..n).collect();
+        let mut ruling = self.referee.judge(&r, &window);
+        self.closed_until_s = end;
+        events.extend(window);
+        if !self.hands_seen {
+            mark_no_hands(&mut ruling);
+        }
+        self.next += 1;
+        // 1: once a player has no cards, later readings are not ruled.
+        if self.referee.winner().is_some() {
+            self.stopped = true;
+        }
+        Ruled { ruling, events }
+    }
+}
+
+/// Without a hand model no touch, entry or driver was seen: every ruling rests on what
+/// the camera could not see, and says so (contract section 5: never a silent guess).
+fn mark_no_hands(r: &mut Ruling) {
+    let keep = matches!(
+        r.needs_review,
+        Some(Review {
+            what: ReviewWhat::UnknownCard,
+            ..
+        })
+    );
+    if !keep {
+        r.needs_review = Some(Review {
+            reason: format!(
+                "{NO_HAND_MODEL}: touches, hands entering the area and who drove a card out were not seen"
+            ),
+            what: ReviewWhat::Unseen,
+        });
+    }
+}
+
+/// True when an event comes from the hands (the part that is missing without a model).
+pub fn is_hand_event(e: &Event) -> bool {
+    matches!(
+        e.what,
+        EventKind::Touch { direct: true, .. } | EventKind::Enter { .. } | EventKind::Leave { .. }
+    )
+}

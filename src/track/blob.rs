@@ -1,0 +1,272 @@
+//! Moving paper: in a window of the frame, the pixels that are near-white now (the
+//! smallest white-balanced channel, as the card detector's whiteness) and differ from the
+//! layout image, grouped into blobs; and the geometry of a card seen as such a blob.
+
+use crate::detect::cards::{percentile_u8, PAPER_LEVEL};
+use crate::detect::QuadPx;
+use crate::rules::geometry::{Pt, Rect as AreaRect};
+use opencv::core::{self, Mat, Point, Point2f, Rect, Scalar, Size, Vector};
+use opencv::imgproc;
+use opencv::prelude::*;
+
+/// Whiteness at or above this is paper.
+pub const WHITE_MIN: f64 = 160.0;
+/// Gray difference from the layout image at or above this is change.
+pub const DIFF_MIN: f64 = 28.0;
+/// Two blobs whose centres are closer than this are the same blob, px.
+const SAME_BLOB_PX: f64 = 6.0;
+
+/// One blob of moving paper.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct SeenBlob {
+    pub centre_px: [f64; 2],
+    pub area_px: f64,
+    /// Its outer contour, decoded pixels.
+    pub outline_px: Vec<[f64; 2]>,
+}
+
+/// Finds blobs of paper that was not in the layout image.
+pub struct BlobFinder {
+    gains: [f64; 3],
+    reference_gray: Mat,
+}
+
+impl BlobFinder {
+    /// `layout_image`: the averaged still frames (decoded pixels, BGR).
+    pub fn new(layout_image: &Mat) -> Result<BlobFinder, opencv::Error> {
+        let mut channels = Vector::<Mat>::new();
+        core::split(layout_image, &mut channels)?;
+        let mut gains = [1.0; 3];
+        for (k, ch) in channels.iter().enumerate().take(3) {
+            gains[k] = PAPER_LEVEL / percentile_u8(&ch, 0.97)?.max(16.0);
+        }
+        let mut reference_gray = Mat::default();
+        imgproc::cvt_color_def(layout_image, &mut reference_gray, imgproc::COLOR_BGR2GRAY)?;
+        Ok(BlobFinder {
+            gains,
+            reference_gray,
+        })
+    }
+
+    /// The blob nearest `centre_px` whose centre lies within `reach_px` of it, at least
+    /// `min_area_px` large, and not one of `claimed`.
+    pub fn nearest(
+        &self,
+        bgr: &Mat,
+        centre_px: [f64; 2],
+        reach_px: f64,
+        min_area_px: f64,
+        claimed: &[[f64; 2]],
+    ) -> Result<Option<SeenBlob>, opencv::Error> {
+        let half = (reach_px * 2.2).ceil() as i32;
+        let (w, h) = (bgr.cols(), bgr.rows());
+        let x0 = (centre_px[0] as i32 - half).clamp(0, w - 1);
+        let y0 = (centre_px[1] as i32 - half).clamp(0, h - 1);
+        let x1 = (centre_px[0] as i32 + half).clamp(x0 + 1, w);
+        let y1 = (centre_px[1] as i32 + half).clamp(y0 + 1, h);
+        let roi = Rect::new(x0, y0, x1 - x0, y1 - y0);
+        let patch = bgr.roi(roi)?.try_clone()?;
+        // Whiteness: the smallest white-balanced channel.
+        let mut channels = Vector::<Mat>::new();
+        core::split(&patch, &mut channels)?;
+        let mut white: Option<Mat> = None;
+        for (k, ch) in channels.iter().enumerate().take(3) {
+            let mut s = Mat::default();
+            ch.convert_to(&mut s, core::CV_8U, self.gains[k], 0.0)?;
+            white = Some(match white {
+                None => s,
+                Some(prev) => {
+                    let mut m = Mat::default();
+                    core::min(&prev, &s, &mut m)?;
+                    m
+                }
+            });
+        }
+        let Some(white) = white else { return Ok(None) };
+        let mut is_white = Mat::default();
+        imgproc::threshold(
+            &white,
+            &mut is_white,
+            WHITE_MIN,
+            255.0,
+            imgproc::THRESH_BINARY,
+        )?;
+        let mut gray = Mat::default();
+        imgproc::cvt_color_def(&patch, &mut gray, imgproc::COLOR_BGR2GRAY)?;
+        let reference = self.reference_gray.roi(roi)?;
+        let mut diff = Mat::default();
+        core::absdiff(&gray, &reference, &mut diff)?;
+        let mut changed = Mat::default();
+        imgproc::threshold(&diff, &mut changed, DIFF_MIN, 255.0, imgproc::THRESH_BINARY)?;
+        let mut mask = Mat::default();
+        core::bitwise_and(&is_white, &changed, &mut mask, &core::no_array())?;
+        let kernel = imgproc::get_structuring_element_def(imgproc::MORPH_RECT, Size::new(3, 3))?;
+        let mut opened = Mat::default();
+        imgproc::morphology_ex_def(&mask, &mut opened, imgproc::MORPH_OPEN, &kernel)?;
+
+        let mut labels = Mat::default();
+        let mut stats = Mat::default();
+        let mut centroids = Mat::default();
+        let n = imgproc::connected_components_with_stats_def(
+            &opened,
+            &mut labels,
+            &mut stats,
+            &mut centroids,
+        )?;
+        let mut best: Option<(f64, i32, [f64; 2], f64)> = None;
+        for l in 1..n {
+            let area = *stats.at_2d::<i32>(l, imgproc::CC_STAT_AREA)? as f64;
+            if area < min_area_px {
+                continue;
+            }
+            let c = [
+                *centroids.at_2d::<f64>(l, 0)? + x0 as f64,
+                *centroids.at_2d::<f64>(l, 1)? + y0 as f64,
+            ];
+            if claimed
+                .iter()
+                .any(|q| (q[0] - c[0]).hypot(q[1] - c[1]) < SAME_BLOB_PX)
+            {
+                continue;
+            }
+            let d = (c[0] - centre_px[0]).hypot(c[1] - centre_px[1]);
+            if d > reach_px {
+                continue;
+            }
+            if best.is_none_or(|b| d < b.0) {
+                best = Some((d, l, c, area));
+            }
+        }
+        let Some((_, label, centre, area)) = best else {
+            return Ok(None);
+        };
+        let mut one = Mat::default();
+        core::compare(&labels, &Scalar::all(label as f64), &mut one, core::CMP_EQ)?;
+        let mut contours = Vector::<Vector<Point>>::new();
+        imgproc::find_contours(
+            &one,
+            &mut contours,
+            imgproc::RETR_EXTERNAL,
+            imgproc::CHAIN_APPROX_SIMPLE,
+            Point::new(x0, y0),
+        )?;
+        let outline: Vec<[f64; 2]> = contours
+            .iter()
+            .max_by_key(|c| c.len())
+            .map(|c| c.iter().map(|p| [p.x as f64, p.y as f64]).collect())
+            .unwrap_or_default();
+        if outline.len() < 3 {
+            return Ok(None);
+        }
+        Ok(Some(SeenBlob {
+            centre_px: centre,
+            area_px: area,
+            outline_px: outline,
+        }))
+    }
+}
+
+/// Area of a quadrilateral (shoelace).
+pub fn quad_area(q: &QuadPx) -> f64 {
+    let mut s = 0.0;
+    for i in 0..4 {
+        let (a, b) = (q[i], q[(i + 1) % 4]);
+        s += a[0] * b[1] - b[0] * a[1];
+    }
+    s.abs() / 2.0
+}
+
+/// The longer side of a quadrilateral.
+pub fn quad_long_side(q: &QuadPx) -> f64 {
+    (0..4)
+        .map(|i| {
+            let (a, b) = (q[i], q[(i + 1) % 4]);
+            (a[0] - b[0]).hypot(a[1] - b[1])
+        })
+        .fold(0.0, f64::max)
+}
+
+fn min_rect(pts: &[[f64; 2]]) -> Option<core::RotatedRect> {
+    if pts.len() < 3 {
+        return None;
+    }
+    let v: Vector<Point2f> = pts
+        .iter()
+        .map(|p| Point2f::new(p[0] as f32, p[1] as f32))
+        .collect();
+    imgproc::min_area_rect(&v).ok()
+}
+
+/// Direction of the long axis of the smallest rectangle around field points, degrees.
+pub fn long_axis_deg(pts: &[Pt]) -> Option<f64> {
+    let xy: Vec<[f64; 2]> = pts.iter().map(|p| [p.x_mm, p.y_mm]).collect();
+    let r = min_rect(&xy)?;
+    let a = r.angle as f64;
+    Some(if r.size.width >= r.size.height {
+        a
+    } else {
+        a + 90.0
+    })
+}
+
+/// The smallest rectangle around a blob outline, as a quad in pixels.
+pub fn card_quad_px(outline_px: &[[f64; 2]]) -> Option<QuadPx> {
+    let r = min_rect(outline_px)?;
+    let mut pts = [Point2f::default(); 4];
+    r.points(&mut pts).ok()?;
+    Some(pts.map(|p| [p.x as f64, p.y as f64]))
+}
+
+/// How far a card seen as the points `pts` (its visible part, mm) lies beyond the
+/// playing area, mm: positive when wholly out (17-2). The farthest visible point along
+/// each edge's outward normal is taken as the card's far corner, and the card's extent
+/// along that normal (from its size and angle) is subtracted: a card partly hidden on
+/// the side towards the area (over a card, under a hand) is not taken for out too soon.
+pub fn out_margin_mm(pts: &[Pt], angle_deg: f64, w_mm: f64, h_mm: f64, area: &AreaRect) -> f64 {
+    let edges: [(f64, f64, f64); 4] = [
+        (1.0, 0.0, area.x1_mm),
+        (-1.0, 0.0, -area.x0_mm),
+        (0.0, 1.0, area.y1_mm),
+        (0.0, -1.0, -area.y0_mm),
+    ];
+    let th = angle_deg.to_radians();
+    let (ux, uy) = (th.cos(), th.sin()); // the card's width axis
+    let (vx, vy) = (-uy, ux); // its height axis
+    edges
+        .iter()
+        .map(|&(dx, dy, o)| {
+            let s_max = pts
+                .iter()
+                .map(|p| p.x_mm * dx + p.y_mm * dy)
+                .fold(f64::NEG_INFINITY, f64::max);
+            let extent = w_mm * (ux * dx + uy * dy).abs() + h_mm * (vx * dx + vy * dy).abs();
+            s_max - extent - o
+        })
+        .fold(f64::NEG_INFINITY, f64::max)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn area() -> AreaRect {
+        AreaRect {
+            x0_mm: -435.0,
+            y0_mm: -254.0,
+            x1_mm: 435.0,
+            y1_mm: 254.0,
+        }
+    }
+
+    #[test]
+    fn a_card_just_past_the_side_line_is_out_and_one_touching_it_is_not() {
+        // Upright card (52 wide along x), far edge at x = 435 + 52 + 1.
+        let pts = [Pt::new(488.0, 0.0), Pt::new(470.0, 10.0)];
+        assert!(out_margin_mm(&pts, 0.0, 52.0, 73.0, &area()) > 0.0);
+        let pts = [Pt::new(486.0, 0.0)];
+        assert!(out_margin_mm(&pts, 0.0, 52.0, 73.0, &area()) < 0.0);
+        // Turned 90 degrees, its 73 mm side lies along x.
+        let pts = [Pt::new(500.0, 0.0)];
+        assert!(out_margin_mm(&pts, 90.0, 52.0, 73.0, &area()) < 0.0);
+    }
+}

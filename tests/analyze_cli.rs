@@ -1,0 +1,217 @@
+//! `karuta-referee analyze` on small simulated recordings (640x360 at 60 fps, so CI stays
+//! quick): a run killed part-way (SIGKILL) and resumed ends with files identical to an
+//! uninterrupted run; bad input gives one line, exit status 2, and no complete-looking
+//! `decisions.jsonl`; `score` reads what `analyze` wrote.
+
+use karuta_referee::sim::{simulate, Preset, SimOptions};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_karuta-referee");
+
+fn tmp(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("karuta-analyze-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+fn small_recording(name: &str, seed: u64, readings: usize) -> PathBuf {
+    let dir = tmp(name);
+    let opts = SimOptions {
+        seed,
+        fps: 60.0,
+        width_px: 640,
+        height_px: 360,
+        readings,
+        preset: Preset::Clean,
+        labels: true,
+        ..SimOptions::default()
+    };
+    simulate(&opts, &dir, false).unwrap();
+    dir
+}
+
+fn analyze(dir: &Path, out: &Path, extra: &[&str]) -> Output {
+    Command::new(BIN)
+        .arg("analyze")
+        .arg(dir)
+        .arg("--out")
+        .arg(out)
+        .arg("--hands-labels")
+        .args(extra)
+        .output()
+        .unwrap()
+}
+
+fn read(p: &Path) -> Vec<u8> {
+    std::fs::read(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+#[test]
+fn a_killed_analysis_resumes_to_the_same_files() {
+    let rec = small_recording("resume", 2201, 3);
+    let whole = rec.join("whole");
+    let o = analyze(&rec, &whole, &[]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let decisions = String::from_utf8_lossy(&read(&whole.join("decisions.jsonl"))).to_string();
+    assert_eq!(
+        decisions.lines().count(),
+        4,
+        "three rulings and the result: {decisions}"
+    );
+    assert!(
+        !whole.join("resume.json").exists(),
+        "a finished run leaves no checkpoint"
+    );
+    // The review page comes with the rulings, each ruling's reason on it.
+    let page = String::from_utf8_lossy(&read(&whole.join("report.html"))).to_string();
+    for line in decisions.lines().filter(|l| l.contains("\"seq\"")) {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        let seq = v["seq"].as_u64().unwrap();
+        assert!(
+            page.contains(&format!("id=\"ruling-{seq}\"")),
+            "ruling {seq} on the page"
+        );
+    }
+
+    // Killed once its first ruling is checkpointed.
+    let cut = rec.join("cut");
+    let mut child = Command::new(BIN)
+        .arg("analyze")
+        .arg(&rec)
+        .arg("--out")
+        .arg(&cut)
+        .arg("--hands-labels")
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    let mut killed = false;
+    while t0.elapsed() < Duration::from_secs(300) {
+        if cut.join("resume.json").exists() {
+            child.kill().unwrap(); // SIGKILL
+            killed = true;
+            break;
+        }
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let _ = child.wait();
+    assert!(
+        killed,
+        "the run ended before its first checkpoint could be seen"
+    );
+    assert!(
+        !cut.join("decisions.jsonl").exists(),
+        "a killed run leaves no complete-looking decisions.jsonl"
+    );
+    assert!(cut.join("decisions.jsonl.part").exists());
+
+    let o = analyze(&rec, &cut, &["--resume"]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    for f in ["decisions.jsonl", "events.jsonl", "layout.json"] {
+        assert_eq!(
+            read(&whole.join(f)),
+            read(&cut.join(f)),
+            "{f} differs after --resume"
+        );
+    }
+
+    // The score reads both sides and counts every reading.
+    let s = Command::new(BIN)
+        .args(["score", "--truth"])
+        .arg(&rec)
+        .arg("--out")
+        .arg(&whole)
+        .output()
+        .unwrap();
+    assert_eq!(
+        s.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&s.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&s.stdout).unwrap();
+    assert_eq!(v["readings"], 3);
+    let _ = std::fs::remove_dir_all(&rec);
+}
+
+fn one_line_exit_2(o: &Output, mentions: &str) {
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "one line: {err}");
+    assert!(err.contains(mentions), "{err} should name {mentions}");
+}
+
+#[test]
+fn bad_input_gets_one_line_and_exit_2() {
+    let rec = small_recording("bad", 2202, 1);
+    let out = rec.join("out");
+
+    // No video.
+    let empty = tmp("empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    std::fs::copy(rec.join("readings.jsonl"), empty.join("readings.jsonl")).unwrap();
+    one_line_exit_2(&analyze(&empty, &out, &[]), "no video");
+
+    // Readings that do not parse.
+    let bad_readings = tmp("badreadings");
+    std::fs::create_dir_all(&bad_readings).unwrap();
+    std::fs::copy(rec.join("video.mp4"), bad_readings.join("video.mp4")).unwrap();
+    std::fs::write(
+        bad_readings.join("readings.jsonl"),
+        "{\"seq\": 1, \"poem\": 101}\n",
+    )
+    .unwrap();
+    one_line_exit_2(&analyze(&bad_readings, &out, &[]), "readings.jsonl");
+
+    // A reading past the video's end.
+    let late = tmp("late");
+    std::fs::create_dir_all(&late).unwrap();
+    std::fs::copy(rec.join("video.mp4"), late.join("video.mp4")).unwrap();
+    std::fs::write(
+        late.join("readings.jsonl"),
+        "{\"seq\": 1, \"poem\": 5, \"kami_start_s\": 9999.0}\n",
+    )
+    .unwrap();
+    one_line_exit_2(&analyze(&late, &out, &[]), "past the video's end");
+
+    // A truncated video.
+    let cut = tmp("truncated");
+    std::fs::create_dir_all(&cut).unwrap();
+    let bytes = read(&rec.join("video.mp4"));
+    std::fs::write(cut.join("video.mp4"), &bytes[..bytes.len() / 2]).unwrap();
+    std::fs::copy(rec.join("readings.jsonl"), cut.join("readings.jsonl")).unwrap();
+    let o = analyze(&cut, &cut.join("out"), &[]);
+    one_line_exit_2(&o, "video.mp4");
+    assert!(!cut.join("out/decisions.jsonl").exists());
+
+    // A calibration whose homography folds the field.
+    let fold = tmp("fold");
+    std::fs::create_dir_all(&fold).unwrap();
+    std::fs::copy(rec.join("video.mp4"), fold.join("video.mp4")).unwrap();
+    std::fs::copy(rec.join("readings.jsonl"), fold.join("readings.jsonl")).unwrap();
+    let mut cal: serde_json::Value =
+        serde_json::from_slice(&read(&rec.join("calibration.json"))).unwrap();
+    // The identity mirrors the field: A's right would be on the left.
+    cal["image_to_field"] = serde_json::json!([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    std::fs::write(fold.join("calibration.json"), cal.to_string()).unwrap();
+    one_line_exit_2(&analyze(&fold, &fold.join("out"), &[]), "calibration.json");
+    assert!(!fold.join("out/decisions.jsonl").exists());
+
+    for d in [&rec, &empty, &bad_readings, &late, &cut, &fold] {
+        let _ = std::fs::remove_dir_all(d);
+    }
+}

@@ -1,0 +1,169 @@
+//! The hand model from the command line: the committed `models/hands.onnx` run through
+//! `perceive` on a short recording the test draws (a seed never used in training), its
+//! hands scored against the simulator's labels and its touches against the truth; and
+//! bad model files, each one line and exit status 2.
+
+use karuta_referee::sim::{simulate, Preset, SimOptions};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn tmp(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("karuta-hands-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_karuta-referee"))
+}
+
+fn model() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("models/hands.onnx")
+}
+
+/// A small recording: 640x360 at 60 fps keeps the test short; the network sees every
+/// recording at the same reduced size.
+fn recording(name: &str, seed: u64, preset: Preset, readings: usize) -> PathBuf {
+    let dir = tmp(name);
+    let opts = SimOptions {
+        seed,
+        fps: 60.0,
+        width_px: 640,
+        height_px: 360,
+        readings,
+        preset,
+        labels: true,
+        ..SimOptions::default()
+    };
+    simulate(&opts, &dir, false).expect("simulate");
+    dir
+}
+
+fn score(dir: &Path, out: &Path) -> serde_json::Value {
+    let o = bin()
+        .args(["score-hands", "--truth"])
+        .arg(dir)
+        .arg("--out")
+        .arg(out)
+        .output()
+        .expect("run score-hands");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    serde_json::from_slice(&o.stdout).expect("score JSON")
+}
+
+#[test]
+fn perceive_finds_hands_and_touches_on_an_unseen_seed() {
+    let dir = recording("sim", 9101, Preset::Realistic, 3);
+    let out = dir.join("out");
+    let o = bin()
+        .arg("perceive")
+        .arg(&dir)
+        .arg("--out")
+        .arg(&out)
+        .arg("--model")
+        .arg(model())
+        .output()
+        .expect("run perceive");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    for f in ["events.jsonl", "hands.jsonl"] {
+        assert!(out.join(f).is_file(), "{f} written");
+    }
+    // The events file is the contract's: it parses, in time order.
+    let events = std::fs::read_to_string(out.join("events.jsonl")).unwrap();
+    karuta_referee::rules::parse::parse_events("events.jsonl", &events).expect("events.jsonl");
+    let s = score(&dir, &out);
+    let f = |k: &str| s[k].as_f64().unwrap_or(f64::NAN);
+    eprintln!("{}", serde_json::to_string_pretty(&s).unwrap());
+    // Floors for the committed model (docs/hands.md has its numbers; the issue's
+    // targets are higher and not yet met): a worse model, or a broken decoding, schedule
+    // or event step, fails here.
+    assert!(
+        f("visible_hands") >= 50.0,
+        "hands in view: {}",
+        f("visible_hands")
+    );
+    assert!(f("recall") >= 0.75, "hand recall {}", f("recall"));
+    assert!(
+        f("player_right_frac") >= 0.93,
+        "player {}",
+        f("player_right_frac")
+    );
+    assert!(f("iou_median") >= 0.6, "IoU median {}", f("iou_median"));
+    assert!(
+        f("tip_err_median_px") <= 10.0,
+        "fingertip error {}",
+        f("tip_err_median_px")
+    );
+    assert!(
+        f("enter_leave_frac") >= 0.5,
+        "enter/leave {}",
+        f("enter_leave_frac")
+    );
+    // Touches against the truth: the touches the model reports must be real ones (the
+    // model still misses most: docs/hands.md).
+    assert!(
+        f("true_touches") >= 3.0,
+        "touches in the story: {}",
+        f("true_touches")
+    );
+    assert!(
+        f("false_touches") <= 2.0,
+        "false touches {} ({:?})",
+        f("false_touches"),
+        s["false_touch_list"]
+    );
+}
+
+fn bad_model(model: &Path) -> String {
+    let dir = tmp("bad");
+    std::fs::create_dir_all(&dir).unwrap();
+    // The model is checked before the video is read: an empty recording will do.
+    let o = bin()
+        .arg("perceive")
+        .arg(&dir)
+        .arg("--model")
+        .arg(model)
+        .output()
+        .expect("run perceive");
+    let err = String::from_utf8_lossy(&o.stderr).to_string();
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "one line: {err}");
+    assert!(
+        err.contains(&model.display().to_string()),
+        "names the file: {err}"
+    );
+    err
+}
+
+#[test]
+fn missing_model_is_one_line_and_exit_2() {
+    let e = bad_model(Path::new("/nonexistent/hands.onnx"));
+    assert!(e.contains("not found"), "{e}");
+}
+
+#[test]
+fn truncated_model_is_one_line_and_exit_2() {
+    let dir = tmp("trunc");
+    std::fs::create_dir_all(&dir).unwrap();
+    let bytes = std::fs::read(model()).unwrap();
+    let p = dir.join("truncated.onnx");
+    std::fs::write(&p, &bytes[..bytes.len() / 3]).unwrap();
+    bad_model(&p);
+}
+
+#[test]
+fn non_onnx_model_is_one_line_and_exit_2() {
+    let dir = tmp("text");
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join("model.onnx");
+    std::fs::write(&p, "this is not a network\n").unwrap();
+    let e = bad_model(&p);
+    assert!(e.contains("ONNX"), "{e}");
+}
+
+#[test]
+fn model_with_another_input_shape_is_one_line_and_exit_2() {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/wrong_input_shape.onnx");
+    let e = bad_model(&p);
+    assert!(e.contains("input shape"), "{e}");
+}

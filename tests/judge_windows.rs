@@ -1,0 +1,85 @@
+//! The pipeline's judge (`judge::Windows`) rules each reading as its window closes, on
+//! events that arrive in pieces as perception makes them final. It must rule exactly as
+//! `adjudicate` does on the whole file: the example match, fed a few events at a time.
+
+use karuta_referee::judge::{Windows, CLOSE_MARGIN_S, NO_HAND_MODEL};
+use karuta_referee::rules::parse::{parse_events, parse_layout, parse_readings};
+use karuta_referee::rules::{adjudicate, Ruling};
+
+fn example() -> (
+    karuta_referee::rules::Layout,
+    Vec<karuta_referee::rules::Reading>,
+    Vec<karuta_referee::rules::Event>,
+) {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/recordings/example");
+    let read = |f: &str| std::fs::read_to_string(format!("{dir}/{f}")).unwrap();
+    (
+        parse_layout("layout.json", &read("layout.json")).unwrap(),
+        parse_readings("readings.jsonl", &read("readings.jsonl")).unwrap(),
+        parse_events("events.jsonl", &read("events.jsonl")).unwrap(),
+    )
+}
+
+#[test]
+fn windows_fed_piecemeal_rule_as_adjudicate_does() {
+    let (layout, readings, events) = example();
+    let (want, want_result) = adjudicate(&layout, &readings, &events);
+    let mut w = Windows::new(&layout, readings.clone(), true);
+    let mut got: Vec<Ruling> = Vec::new();
+    // A clock that runs in 0.25 s steps; events are handed over when the clock passes them.
+    let end = events.last().map_or(0.0, |e| e.t_s) + 10.0;
+    let mut i = 0;
+    let mut now = 0.0;
+    while now < end {
+        let j = i + events[i..].iter().take_while(|e| e.t_s <= now).count();
+        w.add(events[i..j].iter().cloned());
+        i = j;
+        for r in w.advance(now) {
+            // Nothing is ruled before its window has closed and the margin passed.
+            let next = readings.iter().find(|n| n.seq == r.ruling.seq + 1);
+            if let Some(n) = next {
+                assert!(now >= n.kami_start_s + CLOSE_MARGIN_S);
+            }
+            got.push(r.ruling);
+        }
+        now += 0.25;
+    }
+    got.extend(w.finish().into_iter().map(|r| r.ruling));
+    assert_eq!(got.len(), want.len());
+    assert_eq!(got, want);
+    assert_eq!(w.result(), want_result);
+}
+
+#[test]
+fn without_hands_every_ruling_says_why_it_needs_review() {
+    let (layout, readings, events) = example();
+    let mut w = Windows::new(&layout, readings, false);
+    w.add(events);
+    let rulings = w.finish();
+    assert!(!rulings.is_empty());
+    for r in &rulings {
+        let review = r.ruling.needs_review.as_ref().expect("flagged");
+        assert!(
+            review.reason.contains(NO_HAND_MODEL) || review.reason.contains("unnamed"),
+            "seq {}: {}",
+            r.ruling.seq,
+            review.reason
+        );
+    }
+}
+
+#[test]
+fn a_resumed_judge_rules_the_rest_as_an_uninterrupted_one() {
+    let (layout, readings, events) = example();
+    let mut full = Windows::new(&layout, readings.clone(), true);
+    full.add(events.clone());
+    let all: Vec<Ruling> = full.finish().into_iter().map(|r| r.ruling).collect();
+    // Stop after 40 readings; replay their events in a fresh judge, then go on.
+    let cut = readings[40].kami_start_s;
+    let (before, after): (Vec<_>, Vec<_>) = events.into_iter().partition(|e| e.t_s < cut);
+    let mut resumed = Windows::new(&layout, readings, true);
+    resumed.replay(before, 40);
+    resumed.add(after);
+    let rest: Vec<Ruling> = resumed.finish().into_iter().map(|r| r.ruling).collect();
+    assert_eq!(rest, all[40..].to_vec());
+}
