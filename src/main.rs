@@ -267,6 +267,14 @@ enum Command {
         #[arg(long)]
         cache: Option<PathBuf>,
     },
+    /// Heard readings against a dubbed recording's sound_truth.json (one JSON line).
+    ScoreReadings {
+        /// The dubbed recording (sound_truth.json).
+        dir: PathBuf,
+        /// The heard readings.jsonl (default: DIR/readings.jsonl).
+        #[arg(long)]
+        heard: Option<PathBuf>,
+    },
 }
 
 fn main() -> ExitCode {
@@ -439,6 +447,9 @@ fn main() -> ExitCode {
         ),
         Command::Readings { dir, out } => {
             cli::readings::readings(&dir, out.as_deref(), &mut stdout)
+        }
+        Command::ScoreReadings { dir, heard } => {
+            cli::readings::score_readings(&dir, heard.as_deref(), &mut stdout)
         }
         Command::Dub {
             dir,

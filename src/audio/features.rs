@@ -8,7 +8,9 @@ use rustfft::FftPlanner;
 /// Frame hop and window, at the analysis rate (16 kHz).
 pub const HOP: usize = 80;
 pub const WIN: usize = 400;
-const NFFT: usize = 512;
+/// Zero-padded to more than twice the window, so the autocorrelation at the longest
+/// pitch lag does not wrap around.
+const NFFT: usize = 1024;
 /// Seconds between frames.
 pub const HOP_S: f64 = HOP as f64 / 16_000.0;
 /// Mel bands and cepstra kept (c1..c12, c0 dropped: the level is its own feature).
@@ -94,6 +96,7 @@ pub fn analyze(samples: &[f32], rate_hz: u32) -> Frames {
         (SPEECH_BAND_HZ.1 / bin_hz) as usize,
     );
     let hb_lo = (2000.0 / bin_hz) as usize;
+    let ac_lo = (90.0 / bin_hz) as usize;
     let lag_lo = (rate / PITCH_HZ.1) as usize;
     let lag_hi = ((rate / PITCH_HZ.0) as usize).min(WIN - 1);
     let dct: Vec<[f32; MEL_BANDS]> = (1..=CEPS)
@@ -149,7 +152,7 @@ pub fn analyze(samples: &[f32], rate_hz: u32) -> Frames {
         // low hum and hiss do not look voiced).
         for (k, b) in buf.iter_mut().enumerate() {
             let kk = if k <= NFFT / 2 { k } else { NFFT - k };
-            let p = if kk >= 3 && kk <= sb_hi {
+            let p = if kk >= ac_lo && kk <= sb_hi {
                 power[kk]
             } else {
                 0.0

@@ -18,8 +18,12 @@ const VOICING_MIN: f32 = 0.55;
 const ABOVE_FLOOR_DB: f32 = 8.0;
 /// The first kana is held about a second; a voiced run this long may open a verse.
 const HELD_MIN_S: f64 = 0.55;
+/// Inside a held kana a frame counts with this much voicing while its level stays up ...
+const HELD_VOICING_MIN: f32 = 0.35;
+/// ... and unvoiced dips up to this long are bridged.
+const HELD_GAP_MAX_S: f64 = 0.03;
 /// Speech in a verse pauses at most this long (unvoiced consonants, closures).
-const VERSE_GAP_MAX_S: f64 = 0.16;
+const VERSE_GAP_MAX_S: f64 = 0.25;
 /// A kami-no-ku lasts at least this long from its first sound.
 const KAMI_MIN_S: f64 = 2.5;
 /// Silence before a verse's first sound.
@@ -36,12 +40,21 @@ pub const POEM_SCORE_MIN: f64 = 0.04;
 const FLOOR_WINDOW_S: f64 = 4.0;
 /// The track is silent below this RMS.
 const SILENT_RMS: f32 = 1e-4;
-/// Frame-to-time: a frame's level rises once its window holds the sound; this places
-/// a detected start at the sound's first sample (measured on the tuning voices).
-const ONSET_LAG_S: f64 = 0.012;
+/// Sample-level start of a sound: energy blocks this long (seconds) ...
+const BLOCK_S: f64 = 0.001;
+/// ... a block is sound when it passes the noise before it by this much (dB) ...
+const START_OVER_NOISE_DB: f64 = 8.0;
+/// ... and is no more than this far under the voice that follows (dB);
+const START_UNDER_VOICE_DB: f64 = 32.0;
+/// sound blocks are joined over gaps up to this long (a stop's burst and its vowel) ...
+const START_GAP_MAX_S: f64 = 0.012;
+/// ... looking back at most this far from the voicing.
+const START_BACK_MAX_S: f64 = 0.3;
+/// The upper band watched for a first consonant, Hz.
+const HIGH_BAND_HZ: f64 = 4000.0;
 
 /// One reading as heard: the contract's readings.jsonl line with the poem optional.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct HeardReading {
     pub seq: u32,
     /// `None` when the sound cannot tell which poem was read.
@@ -52,6 +65,7 @@ pub struct HeardReading {
     pub shimo_start_s: Option<f64>,
     pub void: bool,
     /// How far the named poem's match stands above the next one (0..1).
+    #[serde(default)]
     pub poem_score: f64,
 }
 
@@ -164,8 +178,13 @@ pub fn heard_readings(
         voiced,
     };
     let frames_of = |s: f64| (s / HOP_S).round() as usize;
-    let verse_runs = runs(&tr.voiced, 0, frames_of(VERSE_GAP_MAX_S));
-    let held_runs = runs(&tr.voiced, 0, 2);
+    // The held kana: voiced frames joined over short dips of the voicing measure while
+    // the level stays up (a drawn-out vowel under noise flickers around the threshold).
+    let held: Vec<bool> = (0..tr.f.len())
+        .map(|i| tr.voiced[i] || (tr.f.voicing[i] > HELD_VOICING_MIN && tr.active(i)))
+        .collect();
+    let held_runs = runs(&held, 0, frames_of(HELD_GAP_MAX_S));
+    let verse_runs = runs(&held, 0, frames_of(VERSE_GAP_MAX_S));
     let templates = embedded();
     let mut pool = ReadPool::new();
     let mut out: Vec<HeardReading> = Vec::new();
@@ -192,7 +211,7 @@ pub fn heard_readings(
             continue;
         }
         let start = first_sound(&tr, start_voiced, frames_of(CONSONANT_BACK_S));
-        let kami_start_s = frame_time(start) - ONSET_LAG_S;
+        let kami_start_s = sound_start(samples, rate_hz, frame_time(start_voiced));
         let kami_end_s = frame_time(vb);
         let seq = out.len() as u32 + 1;
         let (poem_no, score, onsets) = name_poem(&tr.f, templates, &pool, start, vb, kami_start_s);
@@ -227,8 +246,8 @@ pub fn heard_readings(
             .map(|r| r.0)
             .min();
         if let Some(a) = found {
-            let s = first_sound(&tr, a, frames_of(CONSONANT_BACK_S)).max(from);
-            out[k].shimo_start_s = Some(round_ms(frame_time(s) - ONSET_LAG_S));
+            let s = sound_start(samples, rate_hz, frame_time(a)).max(frame_time(from));
+            out[k].shimo_start_s = Some(round_ms(s));
         }
     }
     if out.is_empty() {
@@ -243,6 +262,104 @@ pub fn heard_readings(
 
 fn round_ms(t: f64) -> f64 {
     (t * 1000.0).round() / 1000.0
+}
+
+/// A 2nd-order high-pass (RBJ cookbook), run over `x`.
+fn high_pass(x: &[f32], cut_hz: f64, rate: f64) -> Vec<f32> {
+    let w = 2.0 * std::f64::consts::PI * cut_hz / rate;
+    let alpha = w.sin() / (2.0 * std::f64::consts::FRAC_1_SQRT_2);
+    let c = w.cos();
+    let a0 = 1.0 + alpha;
+    let (b0, b1, b2) = ((1.0 + c) / 2.0 / a0, -(1.0 + c) / a0, (1.0 + c) / 2.0 / a0);
+    let (a1, a2) = (-2.0 * c / a0, (1.0 - alpha) / a0);
+    let (mut x1, mut x2, mut y1, mut y2) = (0.0f64, 0.0f64, 0.0f64, 0.0f64);
+    x.iter()
+        .map(|&v| {
+            let v = v as f64;
+            let y = b0 * v + b1 * x1 + b2 * x2 - a1 * y1 - a2 * y2;
+            (x2, x1, y2, y1) = (x1, v, y1, y);
+            y as f32
+        })
+        .collect()
+}
+
+/// 1 ms block energies of `x`, smoothed over 3 ms.
+fn block_energy(x: &[f32], block: usize) -> Vec<f64> {
+    let raw: Vec<f64> = x
+        .chunks(block)
+        .map(|c| c.iter().map(|&v| (v as f64) * (v as f64)).sum::<f64>() / c.len() as f64)
+        .collect();
+    (0..raw.len())
+        .map(|i| {
+            let a = i.saturating_sub(1);
+            let b = (i + 2).min(raw.len());
+            raw[a..b].iter().sum::<f64>() / (b - a) as f64
+        })
+        .collect()
+}
+
+/// The first sample (to a millisecond) of the sound that turns voiced near `voiced_s`:
+/// walking back from inside the voice over 1 ms blocks that stand above the noise
+/// measured in the second before it, bridging short gaps. Two bands are watched: the
+/// whole (pre-emphasised) and above HIGH_BAND_HZ, where a fricative or affricate shows
+/// over the hall's murmur.
+fn sound_start(samples: &[f32], rate_hz: u32, voiced_s: f64) -> f64 {
+    let rate = rate_hz as f64;
+    let block = ((BLOCK_S * rate) as usize).max(1);
+    let sample = |t: f64| ((t.max(0.0) * rate) as usize).min(samples.len());
+    let (s0, s1) = (sample(voiced_s - 1.0), sample(voiced_s + 0.25));
+    let s0 = s0 - s0 % block;
+    if s1 <= s0 + 20 * block {
+        return voiced_s;
+    }
+    let seg = &samples[s0..s1];
+    let pre: Vec<f32> = (0..seg.len())
+        .map(|i| seg[i] - 0.95 * if i > 0 { seg[i - 1] } else { 0.0 })
+        .collect();
+    let bands = [
+        block_energy(&pre, block),
+        block_energy(
+            &high_pass(&high_pass(seg, HIGH_BAND_HZ, rate), HIGH_BAND_HZ, rate),
+            block,
+        ),
+    ];
+    let n = bands[0].len();
+    let at = |t: f64| ((sample(t).saturating_sub(s0)) / block).min(n - 1);
+    let mut ths = Vec::new();
+    for e in &bands {
+        let mut before: Vec<f64> = e[..at(voiced_s - 0.05)].to_vec();
+        let mut voice: Vec<f64> = e[at(voiced_s + 0.01)..at(voiced_s + 0.2)].to_vec();
+        if before.len() < 50 || voice.is_empty() {
+            return voiced_s;
+        }
+        before.sort_by(f64::total_cmp);
+        voice.sort_by(f64::total_cmp);
+        let noise = before[before.len() / 5];
+        let loud = voice[voice.len() / 2];
+        ths.push(
+            (noise * 10f64.powf(START_OVER_NOISE_DB / 10.0))
+                .max(loud * 10f64.powf(-START_UNDER_VOICE_DB / 10.0)),
+        );
+    }
+    let sound = |i: usize| bands[0][i] > ths[0] || bands[1][i] > ths[1];
+    let gap = (START_GAP_MAX_S / BLOCK_S) as usize;
+    let floor_i = at(voiced_s - START_BACK_MAX_S);
+    let mut i = at(voiced_s + 0.015);
+    let mut first = i;
+    let mut quiet = 0;
+    while i > floor_i {
+        i -= 1;
+        if sound(i) {
+            first = i;
+            quiet = 0;
+        } else {
+            quiet += 1;
+            if quiet > gap {
+                break;
+            }
+        }
+    }
+    (s0 + first * block) as f64 / rate
 }
 
 /// The first frame of the sound that turns voiced at `voiced_start`: frames before it
@@ -426,7 +543,7 @@ fn name_poem(
                     if k == 0 {
                         kami_start_s
                     } else {
-                        kami_start_s + first_i[j.min(first_i.len() - 1)] as f64 * step_s
+                        a as f64 * HOP_S + first_i[j.min(first_i.len() - 1)] as f64 * step_s
                     }
                 })
                 .collect();

@@ -11,6 +11,7 @@ pub mod hall;
 pub mod listen;
 pub mod pcm;
 pub mod reader;
+pub mod score;
 pub mod templates;
 pub mod timeline;
 pub mod voice;

@@ -29,7 +29,7 @@ const CONSONANT_KEPT_MAX_S: f64 = 0.08;
 const KANA_FADE_S: f64 = 0.006;
 
 /// What was spoken, for the truth file.
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Spoken {
     pub seq: u32,
     pub poem: u8,

@@ -12,6 +12,8 @@ use std::process::Command;
 /// A clip starts and ends where its level first and last passes this share of its peak:
 /// the kana's onset in the truth is the clip's first sample.
 const TRIM_SHARE_OF_PEAK: f32 = 0.03;
+/// A clip ends with its last 5 ms whose RMS passes this share of its loudest 5 ms.
+const TAIL_SHARE_OF_PEAK_RMS: f32 = 0.12;
 /// RMS every voice is brought to, so that hall-noise levels mean the same for all voices.
 pub const SPEECH_RMS: f32 = 0.08;
 /// The kana whose level sets a voice's gain.
@@ -195,16 +197,25 @@ pub fn rms(x: &[f32]) -> f32 {
     (x.iter().map(|s| s * s).sum::<f32>() / x.len() as f32).sqrt()
 }
 
-/// The clip from its first to its last sample above TRIM_SHARE_OF_PEAK of its peak.
+/// The clip from its first sample above TRIM_SHARE_OF_PEAK of its peak to the end of
+/// its last 5 ms stretch whose RMS passes TAIL_SHARE_OF_PEAK_RMS of the loudest one: a
+/// synthesizer's quiet decay is dropped, so a drawn-out kana does not fall silent early.
 pub fn trim(x: &[f32]) -> &[f32] {
+    const BLOCK: usize = 240;
     let peak = x.iter().fold(0.0f32, |m, s| m.max(s.abs()));
     let th = peak * TRIM_SHARE_OF_PEAK;
     let first = x.iter().position(|s| s.abs() > th).unwrap_or(0);
-    let last = x.iter().rposition(|s| s.abs() > th).unwrap_or(x.len());
-    if last <= first {
+    let blocks: Vec<f32> = x[first..].chunks(BLOCK).map(rms).collect();
+    let loudest = blocks.iter().fold(0.0f32, |m, &v| m.max(v));
+    let last_block = blocks
+        .iter()
+        .rposition(|&v| v > loudest * TAIL_SHARE_OF_PEAK_RMS)
+        .unwrap_or(blocks.len().saturating_sub(1));
+    let end = (first + (last_block + 1) * BLOCK).min(x.len());
+    if end <= first + 1 {
         return x;
     }
-    &x[first..=last]
+    &x[first..end]
 }
 
 /// The shimo-no-ku as a reader says it, one sound per kana: the kami-no-ku's spelling

@@ -94,3 +94,38 @@ pub fn dub(dir: &Path, out: &Path, args: &DubArgs, stdout: &mut dyn Write) -> Re
     )?;
     Ok(())
 }
+
+/// `score-readings DIR [--heard FILE]`: heard readings (default `DIR/readings.jsonl`)
+/// against `DIR/sound_truth.json`, as one JSON line.
+pub fn score_readings(dir: &Path, heard: Option<&Path>, stdout: &mut dyn Write) -> Result<()> {
+    #[derive(serde::Deserialize)]
+    struct Truth {
+        spoken: Vec<audio::reader::Spoken>,
+    }
+    let truth_path = dir.join(audio::SOUND_TRUTH_FILE);
+    let text = std::fs::read_to_string(&truth_path)
+        .map_err(|e| InputError::new(&truth_path.display().to_string(), "file", e.to_string()))?;
+    let truth: Truth = serde_json::from_str(&text)
+        .map_err(|e| InputError::new(&truth_path.display().to_string(), "json", e.to_string()))?;
+    let heard_path = heard.map_or_else(|| dir.join("readings.jsonl"), Path::to_path_buf);
+    let text = std::fs::read_to_string(&heard_path)
+        .map_err(|e| InputError::new(&heard_path.display().to_string(), "file", e.to_string()))?;
+    let mut heard = Vec::new();
+    for (i, line) in text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+    {
+        let r: audio::HeardReading = serde_json::from_str(line).map_err(|e| {
+            InputError::new(
+                &heard_path.display().to_string(),
+                format!("line {}", i + 1),
+                e.to_string(),
+            )
+        })?;
+        heard.push(r);
+    }
+    let s = audio::score::score(&truth.spoken, &heard);
+    writeln!(stdout, "{}", serde_json::to_string(&s)?)?;
+    Ok(())
+}
