@@ -51,28 +51,18 @@ fn heard_timeline_matches_the_spoken_one() {
         cache_dir: cache(),
     };
     let video = dir.join("video.mp4");
-    audio::dub_video(&dir.join("silent.mp4"), &readings, &opts, &video).unwrap();
+    let truth = audio::dub_video(&dir.join("silent.mp4"), &readings, &opts, &video).unwrap();
     let heard = audio::readings_from_video(&video).unwrap();
-    assert_eq!(heard.len(), readings.len(), "{heard:#?}");
-    for (h, t) in heard.iter().zip(&readings) {
-        assert!(
-            (h.kami_start_s - t.kami_start_s).abs() < 0.03,
-            "reading {}: heard {} true {}",
-            t.seq,
-            h.kami_start_s,
-            t.kami_start_s
-        );
-        assert_eq!(h.poem, Some(t.poem), "reading {}", t.seq);
-        let onsets = t.onsets_s.as_ref().unwrap();
-        let mut errs: Vec<f64> = h
-            .onsets_s
-            .iter()
-            .zip(onsets)
-            .map(|(a, b)| (a - b).abs())
-            .collect();
-        errs.sort_by(f64::total_cmp);
-        assert!(errs[errs.len() / 2] < 0.03, "onset errors {errs:?}");
+    let s = audio::score::score(&truth.spoken, &heard);
+    assert_eq!((s.missed, s.invented), (0, 0), "{heard:#?}");
+    for r in &s.readings {
+        let e = r.kami_start_err_s.unwrap();
+        assert!(e.abs() <= 0.03, "reading {}: start off by {e:.3} s", r.seq);
+        assert_eq!(r.heard_poem, Some(r.poem), "reading {}", r.seq);
+        assert!(r.kimariji_hit, "reading {}: {:?}", r.seq, r.kimariji_err_s);
     }
+    let median = s.onset_median_err_s.unwrap();
+    assert!(median <= 0.02, "kana onsets: median error {median:.3} s");
 }
 
 #[test]
@@ -85,6 +75,21 @@ fn no_sound_track_or_silence_is_one_line_and_exit_2() {
         let err = String::from_utf8_lossy(&o.stderr);
         assert_eq!(err.trim().lines().count(), 1, "{err}");
         assert!(err.contains("video.mp4") && err.contains("sound"), "{err}");
+        // analyze without readings.jsonl falls back on the sound, and says what it needs.
+        let o = bin()
+            .arg("analyze")
+            .arg(&dir)
+            .arg("--out")
+            .arg(dir.join("out"))
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2), "{name}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+        assert!(
+            err.contains("readings.jsonl") && err.contains("sound track"),
+            "{err}"
+        );
     }
 }
 

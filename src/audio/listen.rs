@@ -42,14 +42,18 @@ const FLOOR_WINDOW_S: f64 = 4.0;
 const SILENT_RMS: f32 = 1e-4;
 /// Sample-level start of a sound: energy blocks this long (seconds) ...
 const BLOCK_S: f64 = 0.001;
-/// ... a block is sound when it passes the noise before it by this much (dB) ...
-const START_OVER_NOISE_DB: f64 = 8.0;
+/// ... smoothed over this many blocks; a block is sound when it passes the median noise
+/// before it by this much (dB) ...
+const START_SMOOTH_BLOCKS: usize = 9;
+const START_OVER_NOISE_DB: f64 = 4.0;
 /// ... and is no more than this far under the voice that follows (dB);
 const START_UNDER_VOICE_DB: f64 = 32.0;
 /// sound blocks are joined over gaps up to this long (a stop's burst and its vowel) ...
 const START_GAP_MAX_S: f64 = 0.012;
 /// ... looking back at most this far from the voicing.
 const START_BACK_MAX_S: f64 = 0.3;
+/// Rumble under this is ignored, Hz.
+const LOW_CUT_HZ: f64 = 200.0;
 /// The upper band watched for a first consonant, Hz.
 const HIGH_BAND_HZ: f64 = 4000.0;
 
@@ -67,9 +71,25 @@ pub struct HeardReading {
     /// How far the named poem's match stands above the next one (0..1).
     #[serde(default)]
     pub poem_score: f64,
+    /// The best-matching poem even when `poem` is null (not written out).
+    #[serde(skip)]
+    pub candidate: Option<u8>,
 }
 
 impl HeardReading {
+    /// The contract's reading with `poem` given.
+    pub fn to_reading_with(&self, poem: u8) -> crate::rules::Reading {
+        crate::rules::Reading {
+            seq: self.seq,
+            poem,
+            kami_start_s: self.kami_start_s,
+            onsets_s: Some(self.onsets_s.clone()),
+            kami_end_s: Some(self.kami_end_s),
+            shimo_start_s: self.shimo_start_s,
+            void: false,
+        }
+    }
+
     /// The contract's reading, when the poem is known.
     pub fn to_reading(&self) -> Option<crate::rules::Reading> {
         Some(crate::rules::Reading {
@@ -214,13 +234,15 @@ pub fn heard_readings(
         let kami_start_s = sound_start(samples, rate_hz, frame_time(start_voiced));
         let kami_end_s = frame_time(vb);
         let seq = out.len() as u32 + 1;
-        let (poem_no, score, onsets) = name_poem(&tr.f, templates, &pool, start, vb, kami_start_s);
+        let (poem_no, score, onsets, candidate) =
+            name_poem(&tr.f, templates, &pool, start, vb, kami_start_s);
         if let Some(p) = poem_no {
             pool.mark_read(p);
         }
         out.push(HeardReading {
             seq,
             poem: poem_no,
+            candidate,
             kami_start_s: round_ms(kami_start_s),
             onsets_s: onsets.into_iter().map(round_ms).collect(),
             kami_end_s: round_ms(kami_end_s),
@@ -283,7 +305,7 @@ fn high_pass(x: &[f32], cut_hz: f64, rate: f64) -> Vec<f32> {
         .collect()
 }
 
-/// 1 ms block energies of `x`, smoothed over 3 ms.
+/// 1 ms block energies of `x`, smoothed over START_SMOOTH_BLOCKS.
 fn block_energy(x: &[f32], block: usize) -> Vec<f64> {
     let raw: Vec<f64> = x
         .chunks(block)
@@ -291,8 +313,8 @@ fn block_energy(x: &[f32], block: usize) -> Vec<f64> {
         .collect();
     (0..raw.len())
         .map(|i| {
-            let a = i.saturating_sub(1);
-            let b = (i + 2).min(raw.len());
+            let a = i.saturating_sub(START_SMOOTH_BLOCKS / 2);
+            let b = (i + START_SMOOTH_BLOCKS / 2 + 1).min(raw.len());
             raw[a..b].iter().sum::<f64>() / (b - a) as f64
         })
         .collect()
@@ -301,7 +323,7 @@ fn block_energy(x: &[f32], block: usize) -> Vec<f64> {
 /// The first sample (to a millisecond) of the sound that turns voiced near `voiced_s`:
 /// walking back from inside the voice over 1 ms blocks that stand above the noise
 /// measured in the second before it, bridging short gaps. Two bands are watched: the
-/// whole (pre-emphasised) and above HIGH_BAND_HZ, where a fricative or affricate shows
+/// whole (above LOW_CUT_HZ) and above HIGH_BAND_HZ, where a fricative or affricate shows
 /// over the hall's murmur.
 fn sound_start(samples: &[f32], rate_hz: u32, voiced_s: f64) -> f64 {
     let rate = rate_hz as f64;
@@ -313,11 +335,8 @@ fn sound_start(samples: &[f32], rate_hz: u32, voiced_s: f64) -> f64 {
         return voiced_s;
     }
     let seg = &samples[s0..s1];
-    let pre: Vec<f32> = (0..seg.len())
-        .map(|i| seg[i] - 0.95 * if i > 0 { seg[i - 1] } else { 0.0 })
-        .collect();
     let bands = [
-        block_energy(&pre, block),
+        block_energy(&high_pass(seg, LOW_CUT_HZ, rate), block),
         block_energy(
             &high_pass(&high_pass(seg, HIGH_BAND_HZ, rate), HIGH_BAND_HZ, rate),
             block,
@@ -334,7 +353,7 @@ fn sound_start(samples: &[f32], rate_hz: u32, voiced_s: f64) -> f64 {
         }
         before.sort_by(f64::total_cmp);
         voice.sort_by(f64::total_cmp);
-        let noise = before[before.len() / 5];
+        let noise = before[before.len() / 2];
         let loud = voice[voice.len() / 2];
         ths.push(
             (noise * 10f64.powf(START_OVER_NOISE_DB / 10.0))
@@ -474,7 +493,8 @@ fn mean_normalised(v: &[[f32; CEPS]]) -> Vec<[f32; CEPS]> {
         .collect()
 }
 
-/// The poem of the kami-no-ku sounding in frames `[a, b)`, its score and the kana onsets.
+/// The poem of the kami-no-ku sounding in frames `[a, b)`, its score, the kana onsets and
+/// the best-matching poem even when it does not stand out.
 fn name_poem(
     f: &Frames,
     t: &KanaTemplates,
@@ -482,7 +502,7 @@ fn name_poem(
     a: usize,
     b: usize,
     kami_start_s: f64,
-) -> (Option<u8>, f64, Vec<f64>) {
+) -> (Option<u8>, f64, Vec<f64>, Option<u8>) {
     let x: Vec<[f32; CEPS]> = mean_normalised(
         &f.ceps[a..b.min(f.len())]
             .iter()
@@ -517,12 +537,12 @@ fn name_poem(
     scored.sort_by(|a, b| a.0.total_cmp(&b.0));
     let fallback = fixed_pace_onsets(kami_start_s, span_s);
     let Some(&(c1, p1, v1)) = scored.first() else {
-        return (None, 0.0, fallback);
+        return (None, 0.0, fallback, None);
     };
     let c2 = scored.get(1).map_or(f64::INFINITY, |s| s.0);
     let score = if c2.is_finite() { (c2 - c1) / c2 } else { 1.0 };
     let Some(pd) = poem(p1) else {
-        return (None, 0.0, fallback);
+        return (None, 0.0, fallback, None);
     };
     let units = sound_units(&pd.kami_kana, &pd.kami_pron);
     let n = units.len().max(2);
@@ -550,7 +570,7 @@ fn name_poem(
         }
     }
     let named = (score >= POEM_SCORE_MIN).then_some(p1);
-    (named, score, onsets)
+    (named, score, onsets, Some(p1))
 }
 
 /// Onsets by the contract's tempo model when no poem can be aligned: the first kana

@@ -116,6 +116,44 @@ fn hand_source(
     }
 }
 
+/// The readings heard in the video's sound track when the recording has no
+/// `readings.jsonl` (docs/audio.md). A reading whose poem the sound cannot tell takes the
+/// best-matching poem and is named on stderr for review.
+fn readings_from_sound(video: &Path) -> Result<Vec<Reading>> {
+    let heard = crate::audio::readings_from_video(video).map_err(|e| match e {
+        crate::audio::AudioError::Input { path, problem, .. } => InputError::new(
+            &path.display().to_string(),
+            "readings",
+            format!("analyze needs readings.jsonl or a sound track with the reading: {problem}"),
+        )
+        .into(),
+        other => anyhow::Error::new(other),
+    })?;
+    let mut out = Vec::new();
+    for h in &heard {
+        let Some(poem) = h.poem.or(h.candidate) else {
+            eprintln!(
+                "{}: reading {} at {:.3} s: no poem can be heard; left out, review it",
+                video.display(),
+                h.seq,
+                h.kami_start_s
+            );
+            continue;
+        };
+        if h.poem.is_none() {
+            eprintln!(
+                "{}: reading {} at {:.3} s: poem {poem} is only the closest match (score {:.3}); review it",
+                video.display(),
+                h.seq,
+                h.kami_start_s,
+                h.poem_score
+            );
+        }
+        out.push(h.to_reading_with(poem));
+    }
+    Ok(out)
+}
+
 /// Everything `analyze` reads before the first frame.
 struct Prepared {
     reader: VideoReader,
@@ -127,7 +165,11 @@ struct Prepared {
 fn prepare(dir: &Path) -> Result<Prepared> {
     let video = capture::find_video(dir).map_err(|e| judge_error(JudgeError::Capture(e)))?;
     let readings_path = dir.join("readings.jsonl");
-    let readings = load_readings(&readings_path)?;
+    let readings = if readings_path.exists() {
+        load_readings(&readings_path)?
+    } else {
+        readings_from_sound(&video)?
+    };
     let reader = VideoReader::open_recording(dir).map_err(|e| judge_error(e.into()))?;
     let size_guess = [0, 0];
     let intrinsics = lens_of(dir, size_guess)?;
