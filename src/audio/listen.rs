@@ -26,6 +26,12 @@ const HELD_GAP_MAX_S: f64 = 0.03;
 const VERSE_GAP_MAX_S: f64 = 0.25;
 /// A kami-no-ku lasts at least this long from its first sound.
 const KAMI_MIN_S: f64 = 2.5;
+/// A held kana's spectrum changes at most this much against the rest of its verse
+/// (`opening_flux_ratio`), asked of speech where a shimo-no-ku is due.
+const HELD_FLUX_MAX: f64 = 0.5;
+/// A pause this long inside a verse may be the one between its kami-no-ku and its
+/// shimo-no-ku (a kami-no-ku's own pauses, closures and unvoiced kana, are shorter).
+const SHIMO_HEARD_GAP_S: f64 = 0.18;
 /// Silence before a verse's first sound.
 const PAUSE_BEFORE_S: f64 = 0.15;
 /// How far before the voicing a first consonant is looked for.
@@ -209,6 +215,7 @@ pub fn heard_readings(
     let mut pool = ReadPool::new();
     let mut out: Vec<HeardReading> = Vec::new();
     let mut busy_until = 0usize;
+    let mut last_inner_gap = 0usize;
     for &(a, b) in &held_runs {
         if a < busy_until || ((b - a) as f64) * HOP_S < HELD_MIN_S {
             continue;
@@ -221,13 +228,41 @@ pub fn heard_readings(
             continue;
         }
         // A pause before it: nothing voiced in the PAUSE_BEFORE_S before the run's start.
-        let start_voiced = va.max(busy_until);
         let pause = frames_of(PAUSE_BEFORE_S);
+        let mut start_voiced = va.max(busy_until);
         if start_voiced < a.saturating_sub(frames_of(0.3)) {
-            // Speech ran into the held kana: not a verse's opening.
-            continue;
+            // Speech ran into the held kana: a verse's opening only after a pause (a short
+            // shimo-no-ku closes less than VERSE_GAP_MAX_S before the next kami-no-ku).
+            if (a.saturating_sub(pause)..a).any(|i| tr.voiced[i]) {
+                continue;
+            }
+            start_voiced = a;
         }
         if (start_voiced.saturating_sub(pause)..start_voiced).any(|i| tr.voiced[i]) {
+            continue;
+        }
+        // The first speech after a kami-no-ku is its shimo-no-ku: it opens a new verse only
+        // when it opens as one (a held kana) and its sound names a poem.
+        let shimo_place = out.last().is_some_and(|_| {
+            !verse_runs.iter().chain(held_runs.iter()).any(|r| {
+                r.0 >= busy_until + frames_of(0.12)
+                    && r.0 < start_voiced
+                    && (r.1 - r.0) as f64 * HOP_S >= 0.06
+            })
+        });
+        let ratio = opening_flux_ratio(&tr.f, a, vb, frames_of(HELD_MIN_S));
+        // The longest pause inside this verse after its held kana.
+        let inner_gap = held_runs
+            .windows(2)
+            .filter(|w| w[0].1 >= b && w[1].0 <= vb && w[1].0 > w[0].1)
+            .map(|w| w[1].0 - w[0].1)
+            .max()
+            .unwrap_or(0);
+        // Where a pause inside the last verse may already have been its shimo-no-ku, only
+        // speech that plainly does not open with a held kana is taken for the shimo-no-ku.
+        let shimo_due = shimo_place && last_inner_gap < frames_of(SHIMO_HEARD_GAP_S);
+        let flux_max = if shimo_due { HELD_FLUX_MAX } else { 1.0 };
+        if shimo_place && ratio >= flux_max {
             continue;
         }
         let start = first_sound(&tr, start_voiced, frames_of(CONSONANT_BACK_S));
@@ -236,6 +271,9 @@ pub fn heard_readings(
         let seq = out.len() as u32 + 1;
         let (poem_no, score, onsets, candidate) =
             name_poem(&tr.f, templates, &pool, start, vb, kami_start_s);
+        if shimo_due && poem_no.is_none() {
+            continue;
+        }
         if let Some(p) = poem_no {
             pool.mark_read(p);
         }
@@ -251,6 +289,7 @@ pub fn heard_readings(
             poem_score: (score * 1000.0).round() / 1000.0,
         });
         busy_until = vb;
+        last_inner_gap = inner_gap;
     }
     // The shimo-no-ku: the first voiced speech after each kami-no-ku, before the next.
     let n = out.len();
@@ -379,6 +418,42 @@ fn sound_start(samples: &[f32], rate_hz: u32, voiced_s: f64) -> f64 {
         }
     }
     (s0 + first * block) as f64 / rate
+}
+
+/// How much the spectrum changes in a verse's opening `[a, a + open)` against how much it
+/// changes in the rest of the verse `[a + open, end)`: the median cepstral distance
+/// between the means of neighbouring 80 ms blocks, opening over rest. A held kana stands still (well under
+/// 1); speech that opens with several short kana changes as fast as the rest (about 1).
+fn opening_flux_ratio(f: &Frames, a: usize, end: usize, open: usize) -> f64 {
+    const BLOCK: usize = 16;
+    let end = end.min(f.len());
+    let mean = |lo: usize| -> [f32; CEPS] {
+        let mut m = [0.0f32; CEPS];
+        for c in &f.ceps[lo..lo + BLOCK] {
+            for k in 0..CEPS {
+                m[k] += c[k] / BLOCK as f32;
+            }
+        }
+        m
+    };
+    let flux = |lo: usize, hi: usize| -> Option<f64> {
+        let mut v: Vec<f32> = Vec::new();
+        let mut i = lo;
+        while i + 2 * BLOCK <= hi {
+            let (x, y) = (mean(i), mean(i + BLOCK));
+            v.push((0..CEPS).map(|k| (x[k] - y[k]).powi(2)).sum::<f32>().sqrt());
+            i += BLOCK / 2;
+        }
+        if v.is_empty() {
+            return None;
+        }
+        v.sort_by(f32::total_cmp);
+        Some(v[v.len() / 2] as f64)
+    };
+    match (flux(a, (a + open).min(end)), flux((a + open).min(end), end)) {
+        (Some(o), Some(r)) if r > 0.0 => o / r,
+        _ => 1.0,
+    }
 }
 
 /// The first frame of the sound that turns voiced at `voiced_start`: frames before it
