@@ -13,7 +13,7 @@ use opencv::prelude::*;
 pub const WHITE_MIN: f64 = 160.0;
 /// Gray difference from the layout image at or above this is change.
 pub const DIFF_MIN: f64 = 28.0;
-/// Two blobs whose centres are closer than this are the same blob, px.
+/// A blob whose centre lies this near a claimed blob's box is part of it, px.
 const SAME_BLOB_PX: f64 = 6.0;
 
 /// One blob of moving paper.
@@ -29,6 +29,9 @@ pub struct SeenBlob {
 pub struct BlobFinder {
     gains: [f64; 3],
     reference_gray: Mat,
+    /// Where cards settled after the layout: paper there is not new.
+    known: Mat,
+    placed: Vec<Vec<[f64; 2]>>,
 }
 
 impl BlobFinder {
@@ -42,33 +45,98 @@ impl BlobFinder {
         }
         let mut reference_gray = Mat::default();
         imgproc::cvt_color_def(layout_image, &mut reference_gray, imgproc::COLOR_BGR2GRAY)?;
+        let known = Mat::new_rows_cols_with_default(
+            reference_gray.rows(),
+            reference_gray.cols(),
+            core::CV_8U,
+            Scalar::all(0.0),
+        )?;
         Ok(BlobFinder {
             gains,
             reference_gray,
+            known,
+            placed: Vec::new(),
         })
     }
 
-    /// The blob nearest `centre_px` whose centre lies within `reach_px` of it, at least
-    /// `min_area_px` large, and not one of `claimed`.
-    pub fn nearest(
-        &self,
-        bgr: &Mat,
-        centre_px: [f64; 2],
-        reach_px: f64,
-        min_area_px: f64,
-        claimed: &[[f64; 2]],
-    ) -> Result<Option<SeenBlob>, opencv::Error> {
-        let half = (reach_px * 2.2).ceil() as i32;
-        let (w, h) = (bgr.cols(), bgr.rows());
-        let x0 = (centre_px[0] as i32 - half).clamp(0, w - 1);
-        let y0 = (centre_px[1] as i32 - half).clamp(0, h - 1);
-        let x1 = (centre_px[0] as i32 + half).clamp(x0 + 1, w);
-        let y1 = (centre_px[1] as i32 + half).clamp(y0 + 1, h);
-        let roi = Rect::new(x0, y0, x1 - x0, y1 - y0);
-        let patch = bgr.roi(roi)?.try_clone()?;
-        // Whiteness: the smallest white-balanced channel.
+    /// Paper has come to rest inside `outline_px` (a card settled, or lying out of the
+    /// area): it is not new (the outline and a few pixels around it are left out of
+    /// every later search).
+    pub fn rebase(&mut self, outline_px: &[[f64; 2]]) -> Result<(), opencv::Error> {
+        let pts: Vector<Point> = outline_px
+            .iter()
+            .map(|p| Point::new(p[0].round() as i32, p[1].round() as i32))
+            .collect();
+        let mut hull = Vector::<Point>::new();
+        imgproc::convex_hull_def(&pts, &mut hull)?;
+        if hull.len() < 3 {
+            return Ok(());
+        }
+        let polys = Vector::<Vector<Point>>::from_iter([hull]);
+        imgproc::fill_poly_def(&mut self.known, &polys, Scalar::all(255.0))?;
+        imgproc::polylines(
+            &mut self.known,
+            &polys,
+            true,
+            Scalar::all(255.0),
+            7,
+            imgproc::LINE_8,
+            0,
+        )?;
+        self.placed.push(outline_px.to_vec());
+        Ok(())
+    }
+
+    /// The share of a resting card's outline that no longer shows paper: high when the
+    /// card has left its place (tatami shows) or a hand covers it, low when it is still
+    /// there, even with another card sliding over it.
+    pub fn vacated_share(&self, bgr: &Mat, quad_px: &QuadPx) -> Result<f64, opencv::Error> {
+        let pts: Vector<Point> = quad_px
+            .iter()
+            .map(|p| Point::new(p[0].round() as i32, p[1].round() as i32))
+            .collect();
+        let bounds = Rect::new(0, 0, bgr.cols(), bgr.rows());
+        let rect = imgproc::bounding_rect(&pts)? & bounds;
+        if rect.width < 2 || rect.height < 2 {
+            return Ok(0.0);
+        }
+        let white = self.whiteness(&bgr.roi(rect)?)?;
+        let mut mask = Mat::new_rows_cols_with_default(
+            rect.height,
+            rect.width,
+            core::CV_8U,
+            Scalar::all(0.0),
+        )?;
+        let local: Vector<Point> = pts
+            .iter()
+            .map(|p| Point::new(p.x - rect.x, p.y - rect.y))
+            .collect();
+        imgproc::fill_poly_def(
+            &mut mask,
+            &Vector::<Vector<Point>>::from_iter([local]),
+            Scalar::all(255.0),
+        )?;
+        let (w, m) = (white.data_bytes()?, mask.data_bytes()?);
+        let (mut inside, mut bare) = (0usize, 0usize);
+        for (wv, mv) in w.iter().zip(m) {
+            if *mv > 0 {
+                inside += 1;
+                if f64::from(*wv) < WHITE_MIN {
+                    bare += 1;
+                }
+            }
+        }
+        Ok(if inside == 0 {
+            0.0
+        } else {
+            bare as f64 / inside as f64
+        })
+    }
+
+    /// Whiteness: the smallest white-balanced channel.
+    fn whiteness(&self, patch: &impl core::ToInputArray) -> Result<Mat, opencv::Error> {
         let mut channels = Vector::<Mat>::new();
-        core::split(&patch, &mut channels)?;
+        core::split(patch, &mut channels)?;
         let mut white: Option<Mat> = None;
         for (k, ch) in channels.iter().enumerate().take(3) {
             let mut s = Mat::default();
@@ -82,7 +150,37 @@ impl BlobFinder {
                 }
             });
         }
-        let Some(white) = white else { return Ok(None) };
+        Ok(white.unwrap_or_default())
+    }
+
+    /// The outlines given to `rebase`, in order (to rebuild a finder).
+    pub fn placed(&self) -> &[Vec<[f64; 2]>] {
+        &self.placed
+    }
+
+    /// The blob nearest `centre_px` whose centre lies within `reach_px` of it, at least
+    /// `min_area_px` large, and not part of a blob already `claimed` (boxes, as
+    /// `SeenBlob::bbox_px`: the same paper cut differently by another search window).
+    pub fn nearest(
+        &self,
+        bgr: &Mat,
+        centre_px: [f64; 2],
+        reach_px: f64,
+        min_area_px: f64,
+        claimed: &[[f64; 4]],
+    ) -> Result<Option<SeenBlob>, opencv::Error> {
+        let half = (reach_px * 2.2).ceil() as i32;
+        let (w, h) = (bgr.cols(), bgr.rows());
+        let x0 = (centre_px[0] as i32 - half).clamp(0, w - 1);
+        let y0 = (centre_px[1] as i32 - half).clamp(0, h - 1);
+        let x1 = (centre_px[0] as i32 + half).clamp(x0 + 1, w);
+        let y1 = (centre_px[1] as i32 + half).clamp(y0 + 1, h);
+        let roi = Rect::new(x0, y0, x1 - x0, y1 - y0);
+        let patch = bgr.roi(roi)?.try_clone()?;
+        let white = self.whiteness(&patch)?;
+        if white.empty() {
+            return Ok(None);
+        }
         let mut is_white = Mat::default();
         imgproc::threshold(
             &white,
@@ -98,8 +196,12 @@ impl BlobFinder {
         core::absdiff(&gray, &reference, &mut diff)?;
         let mut changed = Mat::default();
         imgproc::threshold(&diff, &mut changed, DIFF_MIN, 255.0, imgproc::THRESH_BINARY)?;
+        let mut fresh = Mat::default();
+        core::bitwise_and(&is_white, &changed, &mut fresh, &core::no_array())?;
+        let mut not_known = Mat::default();
+        core::bitwise_not(&self.known.roi(roi)?, &mut not_known, &core::no_array())?;
         let mut mask = Mat::default();
-        core::bitwise_and(&is_white, &changed, &mut mask, &core::no_array())?;
+        core::bitwise_and(&fresh, &not_known, &mut mask, &core::no_array())?;
         let kernel = imgproc::get_structuring_element_def(imgproc::MORPH_RECT, Size::new(3, 3))?;
         let mut opened = Mat::default();
         imgproc::morphology_ex_def(&mask, &mut opened, imgproc::MORPH_OPEN, &kernel)?;
@@ -123,9 +225,18 @@ impl BlobFinder {
                 *centroids.at_2d::<f64>(l, 0)? + x0 as f64,
                 *centroids.at_2d::<f64>(l, 1)? + y0 as f64,
             ];
+            let bx = [
+                (*stats.at_2d::<i32>(l, imgproc::CC_STAT_LEFT)? + x0) as f64,
+                (*stats.at_2d::<i32>(l, imgproc::CC_STAT_TOP)? + y0) as f64,
+            ];
+            let bw = [
+                *stats.at_2d::<i32>(l, imgproc::CC_STAT_WIDTH)? as f64,
+                *stats.at_2d::<i32>(l, imgproc::CC_STAT_HEIGHT)? as f64,
+            ];
+            let mine = [bx[0], bx[1], bx[0] + bw[0], bx[1] + bw[1]];
             if claimed
                 .iter()
-                .any(|q| (q[0] - c[0]).hypot(q[1] - c[1]) < SAME_BLOB_PX)
+                .any(|q| inside(c, q, SAME_BLOB_PX) || inside(box_centre(q), &mine, SAME_BLOB_PX))
             {
                 continue;
             }
@@ -163,6 +274,34 @@ impl BlobFinder {
             area_px: area,
             outline_px: outline,
         }))
+    }
+}
+
+/// Whether `p` lies in box `b` (`[x0, y0, x1, y1]`) grown by `grow`.
+fn inside(p: [f64; 2], b: &[f64; 4], grow: f64) -> bool {
+    p[0] >= b[0] - grow && p[0] <= b[2] + grow && p[1] >= b[1] - grow && p[1] <= b[3] + grow
+}
+
+fn box_centre(b: &[f64; 4]) -> [f64; 2] {
+    [(b[0] + b[2]) / 2.0, (b[1] + b[3]) / 2.0]
+}
+
+impl SeenBlob {
+    /// Its bounding box, `[x0, y0, x1, y1]`, px.
+    pub fn bbox_px(&self) -> [f64; 4] {
+        let mut b = [
+            f64::INFINITY,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::NEG_INFINITY,
+        ];
+        for p in &self.outline_px {
+            b[0] = b[0].min(p[0]);
+            b[1] = b[1].min(p[1]);
+            b[2] = b[2].max(p[0]);
+            b[3] = b[3].max(p[1]);
+        }
+        b
     }
 }
 
