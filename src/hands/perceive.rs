@@ -551,8 +551,10 @@ fn same_hand_score(a: &HandObs, b: &HandObs) -> f64 {
 }
 
 /// Hands keep who they were in the run just before: each hand of `hands` that is the
-/// same as one of `prev` (one to one, best overlap first) takes its player and hand,
-/// unless where it points (`pointed`, by index) names the player; hands new to the view
+/// same as one of `prev` (one to one, best overlap first) takes its player, unless where
+/// it points (`pointed`, by index) names the player, and is the hand (left or right) the
+/// network has read it as most often while followed (the run before's on a tie); hands
+/// new to the view
 /// keep the network's reading, moved to the player's free hand when theirs is taken,
 /// and are dropped when both of the player's hands are taken.
 pub fn keep_identity(
@@ -582,12 +584,23 @@ pub fn keep_identity(
     let mut out: Vec<HandObs> = Vec::with_capacity(hands.len());
     let mut fresh: Vec<HandObs> = Vec::new();
     for (i, mut h) in hands.into_iter().enumerate() {
+        let read = h.hand;
+        h.hand_votes[hand_index(read)] += 1;
         match of_prev[i] {
             Some(j) => {
                 let p = &prev[j];
                 let player = pointed.get(i).copied().flatten().unwrap_or(p.player);
-                h.hand = if player == p.player { p.hand } else { h.hand };
+                if player == p.player {
+                    h.hand_votes[0] += p.hand_votes[0];
+                    h.hand_votes[1] += p.hand_votes[1];
+                }
                 h.player = player;
+                h.hand = match h.hand_votes {
+                    [l, r] if l > r => Hand::Left,
+                    [l, r] if r > l => Hand::Right,
+                    _ if player == p.player => p.hand,
+                    _ => read,
+                };
                 if taken.contains(&(h.player, h.hand)) {
                     h.hand = other_hand(h.hand);
                 }
@@ -610,6 +623,13 @@ pub fn keep_identity(
         }
     }
     out
+}
+
+fn hand_index(h: Hand) -> usize {
+    match h {
+        Hand::Left => 0,
+        Hand::Right => 1,
+    }
 }
 
 fn other_hand(h: Hand) -> Hand {
@@ -711,6 +731,19 @@ mod tests {
             contact_px: None,
             contact: None,
             conf,
+            // Followed for a few runs already, read as this hand each time.
+            hand_votes: match hand {
+                Hand::Left => [3, 0],
+                Hand::Right => [0, 3],
+            },
+        }
+    }
+
+    /// A hand as the network reads it in a new run (no history yet).
+    fn read(player: Player, which: Hand, x: f64, y: f64, conf: f64) -> HandObs {
+        HandObs {
+            hand_votes: [0; 2],
+            ..hand(player, which, x, y, conf)
         }
     }
 
@@ -718,7 +751,7 @@ mod tests {
     fn a_hand_that_moved_a_little_keeps_who_it_was() {
         let prev = vec![hand(Player::A, Hand::Right, 300.0, 200.0, 0.95)];
         // The network now reads it as B's left hand (it reached into B's half).
-        let now = vec![hand(Player::B, Hand::Left, 330.0, 180.0, 0.9)];
+        let now = vec![read(Player::B, Hand::Left, 330.0, 180.0, 0.9)];
         let out = keep_identity(&prev, now, &[None]);
         assert_eq!(out.len(), 1);
         assert_eq!((out[0].player, out[0].hand), (Player::A, Hand::Right));
@@ -727,7 +760,7 @@ mod tests {
     #[test]
     fn where_a_hand_points_outranks_the_run_before() {
         let prev = vec![hand(Player::A, Hand::Right, 300.0, 200.0, 0.95)];
-        let now = vec![hand(Player::B, Hand::Left, 310.0, 200.0, 0.9)];
+        let now = vec![read(Player::B, Hand::Left, 310.0, 200.0, 0.9)];
         let out = keep_identity(&prev, now, &[Some(Player::B)]);
         assert_eq!((out[0].player, out[0].hand), (Player::B, Hand::Left));
     }
@@ -737,11 +770,11 @@ mod tests {
         let prev = vec![hand(Player::A, Hand::Right, 300.0, 200.0, 0.95)];
         let now = vec![
             // The hand that moved, read as A's left: it stays A's right.
-            hand(Player::A, Hand::Left, 305.0, 200.0, 0.95),
+            read(Player::A, Hand::Left, 305.0, 200.0, 0.95),
             // New to the view, read as A's right, which is taken: A's left is free.
-            hand(Player::A, Hand::Right, 900.0, 500.0, 0.8),
+            read(Player::A, Hand::Right, 900.0, 500.0, 0.8),
             // A third hand of A: both taken, dropped.
-            hand(Player::A, Hand::Right, 50.0, 50.0, 0.7),
+            read(Player::A, Hand::Right, 50.0, 50.0, 0.7),
         ];
         let out = keep_identity(&prev, now, &[None, None, None]);
         let ids: Vec<(Player, Hand)> = out.iter().map(|h| (h.player, h.hand)).collect();

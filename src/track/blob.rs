@@ -28,6 +28,7 @@ pub struct SeenBlob {
 /// Finds blobs of paper that was not in the layout image.
 pub struct BlobFinder {
     gains: [f64; 3],
+    tatami: Tatami,
     reference_gray: Mat,
     /// Where cards settled after the layout: paper there is not new.
     known: Mat,
@@ -45,6 +46,7 @@ impl BlobFinder {
         }
         let mut reference_gray = Mat::default();
         imgproc::cvt_color_def(layout_image, &mut reference_gray, imgproc::COLOR_BGR2GRAY)?;
+        let tatami = Tatami::measure(layout_image, &gains)?;
         let known = Mat::new_rows_cols_with_default(
             reference_gray.rows(),
             reference_gray.cols(),
@@ -53,6 +55,7 @@ impl BlobFinder {
         )?;
         Ok(BlobFinder {
             gains,
+            tatami,
             reference_gray,
             known,
             placed: Vec::new(),
@@ -87,9 +90,9 @@ impl BlobFinder {
         Ok(())
     }
 
-    /// The share of a resting card's outline that no longer shows paper: high when the
-    /// card has left its place (tatami shows) or a hand covers it, low when it is still
-    /// there, even with another card sliding over it.
+    /// The share of a resting card's outline where the tatami shows: high when the
+    /// card has left its place, low when it is still there (even with another card
+    /// sliding over it) or only a hand covers it.
     pub fn vacated_share(&self, bgr: &Mat, quad_px: &QuadPx) -> Result<f64, opencv::Error> {
         let pts: Vector<Point> = quad_px
             .iter()
@@ -100,7 +103,7 @@ impl BlobFinder {
         if rect.width < 2 || rect.height < 2 {
             return Ok(0.0);
         }
-        let white = self.whiteness(&bgr.roi(rect)?)?;
+        let patch = bgr.roi(rect)?.try_clone()?;
         let mut mask = Mat::new_rows_cols_with_default(
             rect.height,
             rect.width,
@@ -116,12 +119,12 @@ impl BlobFinder {
             &Vector::<Vector<Point>>::from_iter([local]),
             Scalar::all(255.0),
         )?;
-        let (w, m) = (white.data_bytes()?, mask.data_bytes()?);
+        let (px, m) = (patch.data_bytes()?, mask.data_bytes()?);
         let (mut inside, mut bare) = (0usize, 0usize);
-        for (wv, mv) in w.iter().zip(m) {
+        for (c, mv) in px.chunks_exact(3).zip(m) {
             if *mv > 0 {
                 inside += 1;
-                if f64::from(*wv) < WHITE_MIN {
+                if self.tatami.is_like(c, &self.gains) {
                     bare += 1;
                 }
             }
@@ -276,6 +279,91 @@ impl BlobFinder {
         }))
     }
 }
+
+/// What the tatami looks like on this recording: the chromaticity and brightness of the
+/// layout image's pixels that are not paper, in the middle of the frame (the field and
+/// the tatami around it), with their spread.
+#[derive(Debug, Clone)]
+struct Tatami {
+    chroma: [f64; 2],
+    chroma_tol: [f64; 2],
+    level: f64,
+}
+
+impl Tatami {
+    fn measure(image: &Mat, gains: &[f64; 3]) -> Result<Tatami, opencv::Error> {
+        let (w, h) = (image.cols() as usize, image.rows() as usize);
+        let data = image.data_bytes()?;
+        let (mut r, mut g, mut l) = (Vec::new(), Vec::new(), Vec::new());
+        for y in (h / 5..h * 4 / 5).step_by(3) {
+            for x in (w / 5..w * 4 / 5).step_by(3) {
+                let i = (y * w + x) * 3;
+                let c = [
+                    f64::from(data[i]) * gains[0],
+                    f64::from(data[i + 1]) * gains[1],
+                    f64::from(data[i + 2]) * gains[2],
+                ];
+                if c.iter().copied().fold(f64::INFINITY, f64::min) >= WHITE_MIN {
+                    continue;
+                }
+                let sum = c[0] + c[1] + c[2];
+                if sum < 30.0 {
+                    continue;
+                }
+                r.push(c[2] / sum);
+                g.push(c[1] / sum);
+                l.push(sum);
+            }
+        }
+        let med = |v: &mut Vec<f64>| -> f64 {
+            if v.is_empty() {
+                return 0.0;
+            }
+            v.sort_by(|a, b| a.total_cmp(b));
+            v[v.len() / 2]
+        };
+        let mad = |v: &[f64], m: f64| -> f64 {
+            let mut d: Vec<f64> = v.iter().map(|x| (x - m).abs()).collect();
+            if d.is_empty() {
+                return 0.0;
+            }
+            d.sort_by(|a, b| a.total_cmp(b));
+            d[d.len() / 2] * 1.4826
+        };
+        let (mr, mg) = (med(&mut r), med(&mut g));
+        let level = med(&mut l);
+        Ok(Tatami {
+            chroma: [mr, mg],
+            chroma_tol: [
+                (TATAMI_SPREADS * mad(&r, mr)).max(TATAMI_MIN_TOL),
+                (TATAMI_SPREADS * mad(&g, mg)).max(TATAMI_MIN_TOL),
+            ],
+            level,
+        })
+    }
+
+    /// Whether a BGR pixel looks like the tatami (its colour whatever the shade: a hand's
+    /// shadow darkens the tatami, it does not change its colour).
+    fn is_like(&self, bgr: &[u8], gains: &[f64; 3]) -> bool {
+        let c = [
+            f64::from(bgr[0]) * gains[0],
+            f64::from(bgr[1]) * gains[1],
+            f64::from(bgr[2]) * gains[2],
+        ];
+        let sum = c[0] + c[1] + c[2];
+        if sum < 0.3 * self.level || sum > 1.6 * self.level {
+            return false;
+        }
+        (c[2] / sum - self.chroma[0]).abs() <= self.chroma_tol[0]
+            && (c[1] / sum - self.chroma[1]).abs() <= self.chroma_tol[1]
+    }
+}
+
+/// The tatami's colour spread: a pixel within this many spreads of its median colour
+/// looks like the tatami...
+const TATAMI_SPREADS: f64 = 3.0;
+/// ...or within this much chromaticity, whichever is wider.
+const TATAMI_MIN_TOL: f64 = 0.015;
 
 /// Whether `p` lies in box `b` (`[x0, y0, x1, y1]`) grown by `grow`.
 fn inside(p: [f64; 2], b: &[f64; 4], grow: f64) -> bool {

@@ -69,9 +69,12 @@ pub const SEARCH_EVERY_S: f64 = 0.5;
 /// ...and not while a fingertip is this near their place (a hand resting over a card
 /// hides it; it has not gone), mm.
 pub const HAND_COVER_MM: f64 = 100.0;
-/// A disturbed card has left its place only when at least this share of its outline no
-/// longer shows paper (a card a hand merely passed over still does).
-pub const VACATED_MIN: f64 = 0.3;
+/// A disturbed card has left its place only when the tatami shows over at least this
+/// share of its outline (a card a hand merely covers shows none).
+pub const VACATED_MIN: f64 = 0.15;
+/// A disturbed card nearer the new paper, whose place is at least this share as bare as
+/// this card's, has the better claim to it.
+pub const RIVAL_SHARE: f64 = 0.75;
 /// A card in motion whose centre comes this near a resting card's, nearer than any
 /// fingertip, struck it (in lengths of the card's long side).
 pub const STRIKE_REACH: f64 = 1.3;
@@ -394,7 +397,7 @@ impl CardTracker {
             }
             let oc = centre_px(&o.rest_px);
             if (oc[0] - b.centre_px[0]).hypot(oc[1] - b.centre_px[1]) < d_own
-                && self.blobs.vacated_share(bgr, &o.rest_px)? > own
+                && self.blobs.vacated_share(bgr, &o.rest_px)? >= RIVAL_SHARE * own
             {
                 return Ok(());
             }
