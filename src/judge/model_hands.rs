@@ -23,6 +23,11 @@ use std::collections::BTreeMap;
 
 /// An entry or leave counts once the hand has stayed in (or out) this long, s.
 pub const HOLD_S: f64 = 0.04;
+/// A player's usual hand is known once their hands have been seen in the area in this
+/// many runs...
+pub const USUAL_MIN_RUNS: f64 = 8.0;
+/// ...and one hand holds this share of them.
+pub const USUAL_MIN_SHARE: f64 = 0.6;
 /// Perception reports a change at most this long after it happened, s: a change still
 /// unanswered after `HOLD_S` plus this is final.
 pub const REPORT_LAG_S: f64 = 0.1;
@@ -110,12 +115,16 @@ fn hand_index(h: Hand) -> usize {
 }
 
 impl ModelHands {
-    /// The player's usual hand in the area so far, when one stands out.
+    /// The player's usual hand in the area so far, once `USUAL_MIN_RUNS` runs have seen
+    /// their hands there and one hand holds `USUAL_MIN_SHARE` of them.
     fn usual(&self, p: Player) -> Option<Hand> {
         let [l, r] = self.votes[p.index()];
-        if l > 2 * r {
+        let n = (l + r) as f64;
+        if n < USUAL_MIN_RUNS {
+            None
+        } else if l as f64 >= USUAL_MIN_SHARE * n {
             Some(Hand::Left)
-        } else if r > 2 * l {
+        } else if r as f64 >= USUAL_MIN_SHARE * n {
             Some(Hand::Right)
         } else {
             None
