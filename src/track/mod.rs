@@ -368,6 +368,13 @@ impl CardTracker {
         claimed: &mut Vec<[f64; 4]>,
     ) -> Result<(), TrackError> {
         let c = &self.cards[i];
+        // The card that left its place is the one whose place shows the tatami; a
+        // neighbour the moving card slid over, or a card a hand covers, does not. (Asked
+        // first: it is cheap, and most disturbed cards are only covered.)
+        let own = self.blobs.vacated_share(bgr, &c.rest_px)?;
+        if own < VACATED_MIN {
+            return Ok(());
+        }
         let centre = centre_px(&c.rest_px);
         let since_s = c.disturbed_since_s.map_or(0.0, |d| (t_s - d).max(0.0));
         let reach_px = blob::quad_long_side(&c.rest_px)
@@ -382,12 +389,6 @@ impl CardTracker {
         let bc = self.map.point_to_field(b.centre_px)?;
         let moved = (bc.x_mm - c.centre_mm[0]).hypot(bc.y_mm - c.centre_mm[1]);
         if moved < FLIGHT_START_MM {
-            return Ok(());
-        }
-        // The card that left its place is the one whose place no longer shows paper; a
-        // neighbour the moving card slid over, or a hand passed over, still does.
-        let own = self.blobs.vacated_share(bgr, &c.rest_px)?;
-        if own < VACATED_MIN {
             return Ok(());
         }
         let d_own = (centre[0] - b.centre_px[0]).hypot(centre[1] - b.centre_px[1]);
@@ -843,7 +844,10 @@ impl CardTracker {
             .cards
             .iter()
             .zip(self.monitor.signals())
-            .filter(|(c, s)| c.phase == Phase::Resting && s.state == CardState::Still)
+            // A card in its place, still or only disturbed (a hand over it, noise): it is
+            // not looked at again. One whose place settled into another look may have
+            // been replaced there, and is.
+            .filter(|(c, s)| c.phase == Phase::Resting && s.state != CardState::Moved)
             .map(|(c, _)| c.rest_px)
             .collect();
         for &i in &due {
