@@ -3,6 +3,7 @@
 //! layout image, grouped into blobs; and the geometry of a card seen as such a blob.
 
 use crate::detect::cards::{percentile_u8, PAPER_LEVEL};
+use crate::detect::motion::polygon_mask;
 use crate::detect::QuadPx;
 use crate::rules::geometry::{Pt, Rect as AreaRect};
 use opencv::core::{self, Mat, Point, Point2f, Rect, Scalar, Size, Vector};
@@ -104,21 +105,7 @@ impl BlobFinder {
             return Ok(0.0);
         }
         let patch = bgr.roi(rect)?.try_clone()?;
-        let mut mask = Mat::new_rows_cols_with_default(
-            rect.height,
-            rect.width,
-            core::CV_8U,
-            Scalar::all(0.0),
-        )?;
-        let local: Vector<Point> = pts
-            .iter()
-            .map(|p| Point::new(p.x - rect.x, p.y - rect.y))
-            .collect();
-        imgproc::fill_poly_def(
-            &mut mask,
-            &Vector::<Vector<Point>>::from_iter([local]),
-            Scalar::all(255.0),
-        )?;
+        let mask = polygon_mask(&pts, rect)?;
         let (px, m) = (patch.data_bytes()?, mask.data_bytes()?);
         let (mut inside, mut bare) = (0usize, 0usize);
         for (c, mv) in px.chunks_exact(3).zip(m) {
