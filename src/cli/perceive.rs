@@ -276,6 +276,7 @@ fn hand_frame_from_json(v: &serde_json::Value) -> Option<HandFrame> {
                         .and_then(|v| serde_json::from_value(v.clone()).ok()),
                     contact: h.get("contact").and_then(|v| v.as_u64()).map(|p| p as u8),
                     conf: h.get("conf").and_then(|v| v.as_f64()).unwrap_or(1.0),
+                    hand_votes: [0; 2],
                 })
             })
             .collect(),

@@ -140,25 +140,7 @@ impl MotionMonitor {
             .collect();
         let bounds = Rect::new(0, 0, self.small_size.width, self.small_size.height);
         let rect = imgproc::bounding_rect(&pts)? & bounds;
-        let mut mask = Mat::new_rows_cols_with_default(
-            rect.height.max(1),
-            rect.width.max(1),
-            core::CV_8U,
-            Scalar::all(0.0),
-        )?;
-        let local: Vector<Point> = pts
-            .iter()
-            .map(|p| Point::new(p.x - rect.x, p.y - rect.y))
-            .collect();
-        let polys = Vector::<Vector<Point>>::from_iter([local]);
-        imgproc::fill_poly(
-            &mut mask,
-            &polys,
-            Scalar::all(255.0),
-            imgproc::LINE_8,
-            0,
-            Point::new(0, 0),
-        )?;
+        let mask = polygon_mask(&pts, rect)?;
         let inside: Vec<usize> = mask
             .data_bytes()?
             .iter()
@@ -303,4 +285,25 @@ impl MotionMonitor {
         self.scratch = buf;
         Ok(&self.signals)
     }
+}
+
+/// A mask of `rect`'s size, 255 inside polygon `pts` (given in the image `rect` is cut
+/// from) and 0 outside.
+pub fn polygon_mask(pts: &Vector<Point>, rect: Rect) -> Result<Mat, opencv::Error> {
+    let mut mask = Mat::new_rows_cols_with_default(
+        rect.height.max(1),
+        rect.width.max(1),
+        core::CV_8U,
+        Scalar::all(0.0),
+    )?;
+    let local: Vector<Point> = pts
+        .iter()
+        .map(|p| Point::new(p.x - rect.x, p.y - rect.y))
+        .collect();
+    imgproc::fill_poly_def(
+        &mut mask,
+        &Vector::<Vector<Point>>::from_iter([local]),
+        Scalar::all(255.0),
+    )?;
+    Ok(mask)
 }

@@ -64,6 +64,10 @@ pub struct HandObs {
     pub contact: Option<u8>,
     /// Mean mask probability over the hand.
     pub conf: f64,
+    /// How often the network has read this hand as left and as right, over the runs it
+    /// has been followed through (`perceive::keep_identity`).
+    #[serde(skip)]
+    pub hand_votes: [u32; 2],
 }
 
 /// The hands of one frame.
@@ -401,6 +405,7 @@ pub fn decode(m: &Maps) -> Result<Vec<HandObs>, HandsError> {
             contact_px,
             contact: None,
             conf: conf[ri],
+            hand_votes: [0; 2],
         });
     }
     Ok(out)

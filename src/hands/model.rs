@@ -245,14 +245,28 @@ fn load_ort(_path: &Path, _threads: usize) -> Result<Engine, String> {
     Err("the ONNX Runtime backend is not built in (cargo build --features ort)".into())
 }
 
+/// ONNX Runtime allows one environment a process: made once, kept for every session.
+#[cfg(feature = "ort")]
+fn ort_environment() -> Result<&'static ort::environment::Environment, String> {
+    static ENV: std::sync::OnceLock<Result<ort::environment::Environment, String>> =
+        std::sync::OnceLock::new();
+    ENV.get_or_init(|| ort::init().build().map_err(|e| e.to_string()))
+        .as_ref()
+        .map_err(|e| format!("ONNX Runtime cannot start: {e}"))
+}
+
 #[cfg(feature = "ort")]
 fn load_ort(path: &Path, threads: usize) -> Result<Engine, String> {
     use ort::session::{builder::GraphOptimizationLevel, Session};
-    let s = Session::builder()
-        .and_then(|b| b.with_optimization_level(GraphOptimizationLevel::Level3))
-        .and_then(|b| b.with_intra_threads(threads.max(1)))
-        .and_then(|b| b.commit_from_file(path))
-        .map_err(|e| format!("ONNX Runtime cannot load it: {e}"))?;
+    let env = ort_environment()?;
+    let fail = |e: String| format!("ONNX Runtime cannot load it: {e}");
+    let mut b = Session::builder(env)
+        .map_err(|e| fail(e.to_string()))?
+        .with_optimization_level(GraphOptimizationLevel::Level3)
+        .map_err(|e| fail(e.to_string()))?
+        .with_intra_threads(threads.max(1))
+        .map_err(|e| fail(e.to_string()))?;
+    let s = b.commit_from_file(path).map_err(|e| fail(e.to_string()))?;
     Ok(Engine::Ort(std::sync::Mutex::new(s)))
 }
 

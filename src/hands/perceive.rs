@@ -12,7 +12,7 @@ use super::model::{shrink, Backend, HandModel, SmallFrame};
 use super::HandsError;
 use crate::field::{Calibration, FieldMap};
 use crate::rules::geometry::{rotated_rect, FieldGeometry, Pt};
-use crate::rules::model::{Event, EventKind, Layout, Player};
+use crate::rules::model::{Event, EventKind, Hand, Layout, Player};
 use std::collections::VecDeque;
 use std::path::Path;
 
@@ -224,7 +224,10 @@ impl Perceiver {
             self.ring.push_back((frame, t_s, small));
             return Ok(Perceived::default());
         }
-        let new = self.sample(frame, t_s, &small)?;
+        let prev = self.last.take();
+        let new = self.sample(frame, t_s, &small, prev.as_ref());
+        self.last = prev;
+        let new = new?;
         let mut chain = match self.last.take() {
             Some(prev) => {
                 let mut between = Vec::new();
@@ -284,31 +287,47 @@ impl Perceiver {
         std::mem::take(&mut self.held)
     }
 
-    /// Runs the network on one frame and adds what the field says about each hand.
-    fn sample(&mut self, frame: usize, t_s: f64, small: &SmallFrame) -> Result<Sample, HandsError> {
+    /// Runs the network on one frame and adds what the field says about each hand; hands
+    /// seen in `reference` (a run just before) keep who they were there.
+    fn sample(
+        &mut self,
+        frame: usize,
+        t_s: f64,
+        small: &SmallFrame,
+        reference: Option<&Sample>,
+    ) -> Result<Sample, HandsError> {
         let t0 = std::time::Instant::now();
         let maps = self.model.run(small)?;
         self.stats.infer_s += t0.elapsed().as_secs_f64();
         self.stats.inferences += 1;
         let mut hands = decode(&maps)?;
+        let mut pointed = Vec::with_capacity(hands.len());
         for h in hands.iter_mut() {
-            self.place(h)?;
+            pointed.push(self.place(h)?);
+        }
+        if let Some(r) = reference {
+            hands = keep_identity(&r.hands, hands, &pointed);
+        }
+        for h in hands.iter_mut() {
+            h.lead = self.layout.lead_hand(h.player).map(|l| l == h.hand);
         }
         Ok(Sample { frame, t_s, hands })
     }
 
     /// Inside, reach, lead and the card pressed, from the field; the player from where
-    /// the hand points when that is clear.
-    fn place(&self, h: &mut HandObs) -> Result<(), HandsError> {
+    /// the hand points when that is clear (returned then).
+    fn place(&self, h: &mut HandObs) -> Result<Option<Player>, HandsError> {
         // The outline in the field, projected once for the pointing and the reach.
         let poly = if h.outline_px.len() >= 3 {
             Some(self.map.to_field(&h.outline_px)?)
         } else {
             None
         };
+        let mut pointed = None;
         if let (Some(poly), false) = (&poly, h.fingertips_px.is_empty()) {
             let tips = self.map.to_field(&h.fingertips_px)?;
-            if let Some(p) = pointing_player(poly, &tips) {
+            pointed = pointing_player(poly, &tips);
+            if let Some(p) = pointed {
                 h.player = p;
             }
         }
@@ -337,7 +356,7 @@ impl Perceiver {
                 .min_by(|a, b| a.1.total_cmp(&b.1))
                 .map(|(p, _)| p);
         }
-        Ok(())
+        Ok(pointed)
     }
 
     /// Halves the frames between two runs whose hands differ, until every change lies
@@ -362,7 +381,7 @@ impl Perceiver {
                 },
             )
         };
-        let m = self.sample(f, t, &small)?;
+        let m = self.sample(f, t, &small, Some(a))?;
         self.refine(a, &m, out)?;
         self.refine(&m, b, out)?;
         out.push(m);
@@ -480,6 +499,146 @@ fn frame_of(s: &Sample) -> HandFrame {
     }
 }
 
+/// Two hands of consecutive runs are the same hand when their boxes overlap this much
+/// (intersection over union)...
+const SAME_HAND_IOU: f64 = 0.15;
+/// ...or their centres lie within this share of their mean box diagonal.
+const SAME_HAND_NEAR: f64 = 0.5;
+
+/// A hand's box: its outline's, or its fingertips' when it has no outline.
+fn hand_box(h: &HandObs) -> Option<[f64; 4]> {
+    let pts = if h.outline_px.len() >= 3 {
+        &h.outline_px
+    } else {
+        &h.fingertips_px
+    };
+    if pts.is_empty() {
+        return None;
+    }
+    let mut b = [
+        f64::INFINITY,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        f64::NEG_INFINITY,
+    ];
+    for p in pts {
+        b[0] = b[0].min(p[0]);
+        b[1] = b[1].min(p[1]);
+        b[2] = b[2].max(p[0]);
+        b[3] = b[3].max(p[1]);
+    }
+    Some(b)
+}
+
+/// How alike two hands' boxes are (0 when they are not the same hand).
+fn same_hand_score(a: &HandObs, b: &HandObs) -> f64 {
+    let (Some(p), Some(q)) = (hand_box(a), hand_box(b)) else {
+        return 0.0;
+    };
+    let iw = (p[2].min(q[2]) - p[0].max(q[0])).max(0.0);
+    let ih = (p[3].min(q[3]) - p[1].max(q[1])).max(0.0);
+    let area = |b: &[f64; 4]| (b[2] - b[0]) * (b[3] - b[1]);
+    let union = area(&p) + area(&q) - iw * ih;
+    let iou = if union > 0.0 { iw * ih / union } else { 0.0 };
+    let diag = |b: &[f64; 4]| (b[2] - b[0]).hypot(b[3] - b[1]);
+    let d = ((p[0] + p[2] - q[0] - q[2]) / 2.0).hypot((p[1] + p[3] - q[1] - q[3]) / 2.0);
+    let near = 1.0 - d / (SAME_HAND_NEAR * (diag(&p) + diag(&q)) / 2.0).max(1.0);
+    if iou >= SAME_HAND_IOU || near > 0.0 {
+        iou + near.max(0.0)
+    } else {
+        0.0
+    }
+}
+
+/// Hands keep who they were in the run just before: each hand of `hands` that is the
+/// same as one of `prev` (one to one, best overlap first) takes its player, unless where
+/// it points (`pointed`, by index) names the player, and is the hand (left or right) the
+/// network has read it as most often while followed (the run before's on a tie); hands
+/// new to the view
+/// keep the network's reading, moved to the player's free hand when theirs is taken,
+/// and are dropped when both of the player's hands are taken.
+pub fn keep_identity(
+    prev: &[HandObs],
+    hands: Vec<HandObs>,
+    pointed: &[Option<Player>],
+) -> Vec<HandObs> {
+    let mut pairs: Vec<(f64, usize, usize)> = Vec::new();
+    for (i, h) in hands.iter().enumerate() {
+        for (j, p) in prev.iter().enumerate() {
+            let s = same_hand_score(h, p);
+            if s > 0.0 {
+                pairs.push((s, i, j));
+            }
+        }
+    }
+    pairs.sort_by(|a, b| b.0.total_cmp(&a.0));
+    let mut of_prev: Vec<Option<usize>> = vec![None; hands.len()];
+    let mut prev_used = vec![false; prev.len()];
+    for (_, i, j) in pairs {
+        if of_prev[i].is_none() && !prev_used[j] {
+            of_prev[i] = Some(j);
+            prev_used[j] = true;
+        }
+    }
+    let mut taken: Vec<(Player, Hand)> = Vec::new();
+    let mut out: Vec<HandObs> = Vec::with_capacity(hands.len());
+    let mut fresh: Vec<HandObs> = Vec::new();
+    for (i, mut h) in hands.into_iter().enumerate() {
+        let read = h.hand;
+        h.hand_votes[hand_index(read)] += 1;
+        match of_prev[i] {
+            Some(j) => {
+                let p = &prev[j];
+                let player = pointed.get(i).copied().flatten().unwrap_or(p.player);
+                if player == p.player {
+                    h.hand_votes[0] += p.hand_votes[0];
+                    h.hand_votes[1] += p.hand_votes[1];
+                }
+                h.player = player;
+                h.hand = match h.hand_votes {
+                    [l, r] if l > r => Hand::Left,
+                    [l, r] if r > l => Hand::Right,
+                    _ if player == p.player => p.hand,
+                    _ => read,
+                };
+                if taken.contains(&(h.player, h.hand)) {
+                    h.hand = other_hand(h.hand);
+                }
+                if !taken.contains(&(h.player, h.hand)) {
+                    taken.push((h.player, h.hand));
+                    out.push(h);
+                }
+            }
+            None => fresh.push(h),
+        }
+    }
+    fresh.sort_by(|a, b| b.conf.total_cmp(&a.conf));
+    for mut h in fresh {
+        if taken.contains(&(h.player, h.hand)) {
+            h.hand = other_hand(h.hand);
+        }
+        if !taken.contains(&(h.player, h.hand)) {
+            taken.push((h.player, h.hand));
+            out.push(h);
+        }
+    }
+    out
+}
+
+fn hand_index(h: Hand) -> usize {
+    match h {
+        Hand::Left => 0,
+        Hand::Right => 1,
+    }
+}
+
+fn other_hand(h: Hand) -> Hand {
+    match h {
+        Hand::Left => Hand::Right,
+        Hand::Right => Hand::Left,
+    }
+}
+
 /// A hand reaches away from its owner's shoulder: from the wrist (the outline's point
 /// farthest from the fingertips) towards the fingertips, +y for A (who sits at negative
 /// y), -y for B. `None` when the hand lies too much across the field to tell.
@@ -546,5 +705,80 @@ pub fn dist_to_quad(p: Pt, q: &[Pt; 4]) -> f64 {
         0.0
     } else {
         best
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hand(player: Player, hand: Hand, x: f64, y: f64, conf: f64) -> HandObs {
+        let outline_px = vec![
+            [x, y],
+            [x + 100.0, y],
+            [x + 100.0, y + 150.0],
+            [x, y + 150.0],
+        ];
+        HandObs {
+            player,
+            hand,
+            lead: None,
+            fingertips_px: vec![[x + 50.0, y]],
+            outline_px,
+            inside: true,
+            reach_mm: 10.0,
+            contact_p: 0.0,
+            contact_px: None,
+            contact: None,
+            conf,
+            // Followed for a few runs already, read as this hand each time.
+            hand_votes: match hand {
+                Hand::Left => [3, 0],
+                Hand::Right => [0, 3],
+            },
+        }
+    }
+
+    /// A hand as the network reads it in a new run (no history yet).
+    fn read(player: Player, which: Hand, x: f64, y: f64, conf: f64) -> HandObs {
+        HandObs {
+            hand_votes: [0; 2],
+            ..hand(player, which, x, y, conf)
+        }
+    }
+
+    #[test]
+    fn a_hand_that_moved_a_little_keeps_who_it_was() {
+        let prev = vec![hand(Player::A, Hand::Right, 300.0, 200.0, 0.95)];
+        // The network now reads it as B's left hand (it reached into B's half).
+        let now = vec![read(Player::B, Hand::Left, 330.0, 180.0, 0.9)];
+        let out = keep_identity(&prev, now, &[None]);
+        assert_eq!(out.len(), 1);
+        assert_eq!((out[0].player, out[0].hand), (Player::A, Hand::Right));
+    }
+
+    #[test]
+    fn where_a_hand_points_outranks_the_run_before() {
+        let prev = vec![hand(Player::A, Hand::Right, 300.0, 200.0, 0.95)];
+        let now = vec![read(Player::B, Hand::Left, 310.0, 200.0, 0.9)];
+        let out = keep_identity(&prev, now, &[Some(Player::B)]);
+        assert_eq!((out[0].player, out[0].hand), (Player::B, Hand::Left));
+    }
+
+    #[test]
+    fn a_new_hand_takes_the_free_hand_or_is_dropped() {
+        let prev = vec![hand(Player::A, Hand::Right, 300.0, 200.0, 0.95)];
+        let now = vec![
+            // The hand that moved, read as A's left: it stays A's right.
+            read(Player::A, Hand::Left, 305.0, 200.0, 0.95),
+            // New to the view, read as A's right, which is taken: A's left is free.
+            read(Player::A, Hand::Right, 900.0, 500.0, 0.8),
+            // A third hand of A: both taken, dropped.
+            read(Player::A, Hand::Right, 50.0, 50.0, 0.7),
+        ];
+        let out = keep_identity(&prev, now, &[None, None, None]);
+        let ids: Vec<(Player, Hand)> = out.iter().map(|h| (h.player, h.hand)).collect();
+        assert_eq!(ids, vec![(Player::A, Hand::Right), (Player::A, Hand::Left)]);
+        assert_eq!(out[1].outline_px[0], [900.0, 500.0]);
     }
 }

@@ -27,6 +27,11 @@ pub use windows::{Ruled, Windows, CLOSE_MARGIN_S, NO_HAND_MODEL};
 
 /// Decoded frames held between the capture thread and perception (each a full image).
 pub const QUEUE_FRAMES: usize = 8;
+/// A touch the card tracker infers from a card set moving is held this long, video
+/// time, and dropped when the hands saw the same player touch the same card within
+/// `MOTION_TOUCH_MATCH_S` of it (the hands' own touch is the better timed).
+pub const MOTION_TOUCH_HOLD_S: f64 = 0.3;
+pub const MOTION_TOUCH_MATCH_S: f64 = 0.25;
 
 /// What can go wrong while refereeing from video.
 #[derive(Debug, thiserror::Error)]
@@ -100,6 +105,9 @@ pub struct Checkpoint {
     pub tracker: TrackerState,
     pub hands: Option<serde_json::Value>,
     pub gaps: usize,
+    /// Touches inferred from card motion, held to be matched with the hands' touches.
+    #[serde(default)]
+    pub held: Vec<Event>,
 }
 
 /// A checkpoint and the events of the readings ruled before it (to rebuild the judge).
@@ -213,6 +221,7 @@ pub fn run(
     let mut frames = 0usize;
     let mut last_t = 0.0;
     let mut gaps = 0usize;
+    let mut motion = MotionTouches::default();
     let mut reader_opts = ReaderOptions {
         queue: opts.queue_frames,
         realtime: opts.realtime,
@@ -229,6 +238,7 @@ pub fn run(
         frames = cp.frame + 1;
         last_t = cp.t_s;
         gaps = cp.gaps;
+        motion.held = cp.held;
         reader_opts.skip = cp.frame + 1;
         reader_opts.prev_t_s = Some(cp.t_s);
     }
@@ -277,9 +287,11 @@ pub fn run(
             Some(h) => h.push(f.index, f.t_s, &f.bgr)?,
             None => (Vec::new(), Vec::new()),
         };
+        motion.saw(&hand_events);
         windows.add(hand_events);
         let card_events = tracker.push(f.index, f.t_s, &f.bgr, &seen)?;
-        windows.add(card_events);
+        windows.add(motion.hold(card_events));
+        windows.add(motion.release(f.t_s));
         let ruled = windows.advance(f.t_s);
         frames += 1;
         last_t = f.t_s;
@@ -295,6 +307,7 @@ pub fn run(
                 tracker: tracker.state(),
                 hands: hands.as_ref().and_then(|h| h.state()),
                 gaps,
+                held: motion.held.clone(),
             })?;
         }
         out.frame(f.index, f.t_s);
@@ -310,8 +323,11 @@ pub fn run(
         }));
     }
     if let Some(h) = hands.as_mut() {
-        windows.add(h.finish());
+        let last = h.finish();
+        motion.saw(&last);
+        windows.add(last);
     }
+    windows.add(motion.release(f64::INFINITY));
     for r in windows.finish() {
         out.ruled(&r, frames.saturating_sub(1))?;
     }
@@ -323,4 +339,52 @@ pub fn run(
         rulings: windows.ruled(),
         unseen_gaps: gaps,
     })
+}
+
+/// Touches inferred from card motion, held until the hands' own touches could have come.
+#[derive(Debug, Default)]
+struct MotionTouches {
+    held: Vec<Event>,
+    /// The hands' recent touches: (time, player, poem).
+    seen: Vec<(f64, crate::rules::model::Player, u8)>,
+}
+
+impl MotionTouches {
+    fn saw(&mut self, hand_events: &[Event]) {
+        for e in hand_events {
+            if let EventKind::Touch { player, poem, .. } = e.what {
+                self.seen.push((e.t_s, player, poem));
+            }
+        }
+    }
+
+    /// Takes the tracker's touches aside; passes its other events on.
+    fn hold(&mut self, card_events: Vec<Event>) -> Vec<Event> {
+        let (touches, rest): (Vec<Event>, Vec<Event>) = card_events
+            .into_iter()
+            .partition(|e| matches!(e.what, EventKind::Touch { direct: true, .. }));
+        self.held.extend(touches);
+        rest
+    }
+
+    /// The held touches older than the hold at `now_s`, without those the hands saw.
+    fn release(&mut self, now_s: f64) -> Vec<Event> {
+        let (due, keep): (Vec<Event>, Vec<Event>) = std::mem::take(&mut self.held)
+            .into_iter()
+            .partition(|e| e.t_s + MOTION_TOUCH_HOLD_S <= now_s);
+        self.held = keep;
+        let seen = &self.seen;
+        let out = due
+            .into_iter()
+            .filter(|e| match e.what {
+                EventKind::Touch { player, poem, .. } => !seen.iter().any(|&(t, p, q)| {
+                    p == player && q == poem && (t - e.t_s).abs() <= MOTION_TOUCH_MATCH_S
+                }),
+                _ => true,
+            })
+            .collect();
+        let horizon = now_s - 2.0 * MOTION_TOUCH_HOLD_S - MOTION_TOUCH_MATCH_S;
+        self.seen.retain(|&(t, ..)| t >= horizon);
+        out
+    }
 }

@@ -1,12 +1,84 @@
 //! The hand model as the pipeline's hand source: `hands::Perceiver` behind `HandSource`.
 //! The perceiver sees frames at a reduced rate and refines where a hand's state changes;
 //! its events come out final and in time order.
+//!
+//! What reaches the rulings is filtered by what the model measurably does well
+//! (docs/hands.md): its contact signal finds few true touches and many false ones, so
+//! its touches are not ruled on (the card tracker infers touches from the cards they
+//! set moving, with the driver from these hands' fingertips); an entry or a leave
+//! counts only once it has held for `HOLD_S` (a hand flickering at the edge, or a
+//! pair briefly taken for another, does not enter). Which hand drove a card is the
+//! model's left or right only while both of the player's hands are in the area; a
+//! player reaching with one hand is taken to use the hand seen most often in the area
+//! so far (the model's left/right is right for 78-87% of hands, a player's habit for
+//! far more).
 
 use super::{HandSource, JudgeError};
 use crate::hands::{HandFrame, Perceiver};
 use crate::rules::model::Event;
+use crate::rules::model::{EventKind, Hand, Player};
 use crate::track::HandSeen;
 use opencv::core::Mat;
+use std::collections::BTreeMap;
+
+/// An entry or leave counts once the hand has stayed in (or out) this long, s.
+pub const HOLD_S: f64 = 0.04;
+/// A player's usual hand is known once their hands have been seen in the area in this
+/// many runs...
+pub const USUAL_MIN_RUNS: f64 = 8.0;
+/// ...and one hand holds this share of them.
+pub const USUAL_MIN_SHARE: f64 = 0.6;
+/// Perception reports a change at most this long after it happened, s: a change still
+/// unanswered after `HOLD_S` plus this is final.
+pub const REPORT_LAG_S: f64 = 0.1;
+
+/// Enter/leave changes per hand, passed on once they have held.
+#[derive(Debug, Default)]
+struct Hold {
+    /// Whether each hand is inside, as passed on.
+    inside: BTreeMap<(Player, Hand), bool>,
+    /// A change not yet passed on, per hand.
+    pending: BTreeMap<(Player, Hand), Event>,
+}
+
+impl Hold {
+    fn push(&mut self, e: Event) {
+        let (key, enter) = match e.what {
+            EventKind::Enter { player, hand } => ((player, hand), true),
+            EventKind::Leave { player, hand } => ((player, hand), false),
+            _ => return,
+        };
+        let now = self.inside.get(&key).copied().unwrap_or(false);
+        if enter == now {
+            // Back to what was passed on: the pending change was a flicker.
+            self.pending.remove(&key);
+        } else {
+            self.pending.entry(key).or_insert(e);
+        }
+    }
+
+    /// Changes that have held by `now_s` (events up to `events_until_s` are known).
+    fn release(&mut self, now_s: f64, events_until_s: f64) -> Vec<Event> {
+        let due: Vec<(Player, Hand)> = self
+            .pending
+            .iter()
+            .filter(|(_, e)| {
+                e.t_s + HOLD_S <= events_until_s || e.t_s + HOLD_S + REPORT_LAG_S <= now_s
+            })
+            .map(|(k, _)| *k)
+            .collect();
+        let mut out = Vec::new();
+        for k in due {
+            if let Some(e) = self.pending.remove(&k) {
+                self.inside
+                    .insert(k, matches!(e.what, EventKind::Enter { .. }));
+                out.push(e);
+            }
+        }
+        out.sort_by(|a, b| a.t_s.total_cmp(&b.t_s));
+        out
+    }
+}
 
 /// Hands seen by the model.
 pub struct ModelHands {
@@ -15,6 +87,11 @@ pub struct ModelHands {
     /// The hands of the latest frame the network ran on, handed to the card tracker
     /// (who drove a card) until the next run.
     latest: Vec<HandSeen>,
+    hold: Hold,
+    /// Frames each player's hands were seen in the area: [player][left, right].
+    votes: [[u64; 2]; 2],
+    /// The latest event time seen from the perceiver.
+    events_until_s: f64,
 }
 
 impl ModelHands {
@@ -23,19 +100,82 @@ impl ModelHands {
             perceiver,
             name,
             latest: Vec::new(),
+            hold: Hold::default(),
+            votes: [[0; 2]; 2],
+            events_until_s: f64::NEG_INFINITY,
         }
     }
 }
 
-fn seen(f: &HandFrame) -> Vec<HandSeen> {
-    f.hands
-        .iter()
-        .map(|h| HandSeen {
-            player: h.player,
-            hand: h.hand,
-            fingertips_px: h.fingertips_px.clone(),
-        })
-        .collect()
+fn hand_index(h: Hand) -> usize {
+    match h {
+        Hand::Left => 0,
+        Hand::Right => 1,
+    }
+}
+
+impl ModelHands {
+    /// The player's usual hand in the area so far, once `USUAL_MIN_RUNS` runs have seen
+    /// their hands there and one hand holds `USUAL_MIN_SHARE` of them.
+    fn usual(&self, p: Player) -> Option<Hand> {
+        let [l, r] = self.votes[p.index()];
+        let n = (l + r) as f64;
+        if n < USUAL_MIN_RUNS {
+            None
+        } else if l as f64 >= USUAL_MIN_SHARE * n {
+            Some(Hand::Left)
+        } else if r as f64 >= USUAL_MIN_SHARE * n {
+            Some(Hand::Right)
+        } else {
+            None
+        }
+    }
+
+    /// The hands as the card tracker is told them (module doc).
+    fn seen(&self, f: &HandFrame) -> Vec<HandSeen> {
+        f.hands
+            .iter()
+            .map(|h| {
+                let both_in = f
+                    .hands
+                    .iter()
+                    .filter(|o| o.player == h.player && o.inside)
+                    .count()
+                    > 1;
+                let hand = if both_in {
+                    h.hand
+                } else {
+                    self.usual(h.player).unwrap_or(h.hand)
+                };
+                HandSeen {
+                    player: h.player,
+                    hand,
+                    fingertips_px: h.fingertips_px.clone(),
+                }
+            })
+            .collect()
+    }
+}
+
+impl ModelHands {
+    /// What of the perceiver's events reaches the rulings (module doc).
+    fn filter(&mut self, events: Vec<Event>, now_s: f64) -> Vec<Event> {
+        let mut out = Vec::new();
+        for e in events {
+            self.events_until_s = self.events_until_s.max(e.t_s);
+            match e.what {
+                EventKind::Enter { .. } | EventKind::Leave { .. } => {
+                    out.extend(self.hold.release(now_s, e.t_s));
+                    self.hold.push(e);
+                }
+                EventKind::Touch { .. } => {}
+                _ => out.push(e),
+            }
+        }
+        out.extend(self.hold.release(now_s, self.events_until_s));
+        out.sort_by(|a, b| a.t_s.total_cmp(&b.t_s));
+        out
+    }
 }
 
 impl HandSource for ModelHands {
@@ -49,14 +189,20 @@ impl HandSource for ModelHands {
             .perceiver
             .push(frame, t_s, bgr)
             .map_err(|e| JudgeError::Hands(e.to_string()))?;
-        if let Some(last) = p.frames.last() {
-            self.latest = seen(last);
+        for f in &p.frames {
+            for h in f.hands.iter().filter(|h| h.inside) {
+                self.votes[h.player.index()][hand_index(h.hand)] += 1;
+            }
         }
-        Ok((self.latest.clone(), p.events))
+        if let Some(last) = p.frames.last() {
+            self.latest = self.seen(last);
+        }
+        Ok((self.latest.clone(), self.filter(p.events, t_s)))
     }
 
     fn finish(&mut self) -> Vec<Event> {
-        self.perceiver.finish()
+        let last = self.perceiver.finish();
+        self.filter(last, f64::INFINITY)
     }
 
     fn describe(&self) -> String {

@@ -3,6 +3,7 @@
 //! layout image, grouped into blobs; and the geometry of a card seen as such a blob.
 
 use crate::detect::cards::{percentile_u8, PAPER_LEVEL};
+use crate::detect::motion::polygon_mask;
 use crate::detect::QuadPx;
 use crate::rules::geometry::{Pt, Rect as AreaRect};
 use opencv::core::{self, Mat, Point, Point2f, Rect, Scalar, Size, Vector};
@@ -13,7 +14,7 @@ use opencv::prelude::*;
 pub const WHITE_MIN: f64 = 160.0;
 /// Gray difference from the layout image at or above this is change.
 pub const DIFF_MIN: f64 = 28.0;
-/// Two blobs whose centres are closer than this are the same blob, px.
+/// A blob whose centre lies this near a claimed blob's box is part of it, px.
 const SAME_BLOB_PX: f64 = 6.0;
 
 /// One blob of moving paper.
@@ -28,7 +29,11 @@ pub struct SeenBlob {
 /// Finds blobs of paper that was not in the layout image.
 pub struct BlobFinder {
     gains: [f64; 3],
+    tatami: Tatami,
     reference_gray: Mat,
+    /// Where cards settled after the layout: paper there is not new.
+    known: Mat,
+    placed: Vec<Vec<[f64; 2]>>,
 }
 
 impl BlobFinder {
@@ -42,33 +47,86 @@ impl BlobFinder {
         }
         let mut reference_gray = Mat::default();
         imgproc::cvt_color_def(layout_image, &mut reference_gray, imgproc::COLOR_BGR2GRAY)?;
+        let tatami = Tatami::measure(layout_image, &gains)?;
+        let known = Mat::new_rows_cols_with_default(
+            reference_gray.rows(),
+            reference_gray.cols(),
+            core::CV_8U,
+            Scalar::all(0.0),
+        )?;
         Ok(BlobFinder {
             gains,
+            tatami,
             reference_gray,
+            known,
+            placed: Vec::new(),
         })
     }
 
-    /// The blob nearest `centre_px` whose centre lies within `reach_px` of it, at least
-    /// `min_area_px` large, and not one of `claimed`.
-    pub fn nearest(
-        &self,
-        bgr: &Mat,
-        centre_px: [f64; 2],
-        reach_px: f64,
-        min_area_px: f64,
-        claimed: &[[f64; 2]],
-    ) -> Result<Option<SeenBlob>, opencv::Error> {
-        let half = (reach_px * 2.2).ceil() as i32;
-        let (w, h) = (bgr.cols(), bgr.rows());
-        let x0 = (centre_px[0] as i32 - half).clamp(0, w - 1);
-        let y0 = (centre_px[1] as i32 - half).clamp(0, h - 1);
-        let x1 = (centre_px[0] as i32 + half).clamp(x0 + 1, w);
-        let y1 = (centre_px[1] as i32 + half).clamp(y0 + 1, h);
-        let roi = Rect::new(x0, y0, x1 - x0, y1 - y0);
-        let patch = bgr.roi(roi)?.try_clone()?;
-        // Whiteness: the smallest white-balanced channel.
+    /// Paper has come to rest inside `outline_px` (a card settled, or lying out of the
+    /// area): it is not new (the outline and a few pixels around it are left out of
+    /// every later search).
+    pub fn rebase(&mut self, outline_px: &[[f64; 2]]) -> Result<(), opencv::Error> {
+        let pts: Vector<Point> = outline_px
+            .iter()
+            .map(|p| Point::new(p[0].round() as i32, p[1].round() as i32))
+            .collect();
+        let mut hull = Vector::<Point>::new();
+        imgproc::convex_hull_def(&pts, &mut hull)?;
+        if hull.len() < 3 {
+            return Ok(());
+        }
+        let polys = Vector::<Vector<Point>>::from_iter([hull]);
+        imgproc::fill_poly_def(&mut self.known, &polys, Scalar::all(255.0))?;
+        imgproc::polylines(
+            &mut self.known,
+            &polys,
+            true,
+            Scalar::all(255.0),
+            7,
+            imgproc::LINE_8,
+            0,
+        )?;
+        self.placed.push(outline_px.to_vec());
+        Ok(())
+    }
+
+    /// The share of a resting card's outline where the tatami shows: high when the
+    /// card has left its place, low when it is still there (even with another card
+    /// sliding over it) or only a hand covers it.
+    pub fn vacated_share(&self, bgr: &Mat, quad_px: &QuadPx) -> Result<f64, opencv::Error> {
+        let pts: Vector<Point> = quad_px
+            .iter()
+            .map(|p| Point::new(p[0].round() as i32, p[1].round() as i32))
+            .collect();
+        let bounds = Rect::new(0, 0, bgr.cols(), bgr.rows());
+        let rect = imgproc::bounding_rect(&pts)? & bounds;
+        if rect.width < 2 || rect.height < 2 {
+            return Ok(0.0);
+        }
+        let patch = bgr.roi(rect)?.try_clone()?;
+        let mask = polygon_mask(&pts, rect)?;
+        let (px, m) = (patch.data_bytes()?, mask.data_bytes()?);
+        let (mut inside, mut bare) = (0usize, 0usize);
+        for (c, mv) in px.chunks_exact(3).zip(m) {
+            if *mv > 0 {
+                inside += 1;
+                if self.tatami.is_like(c, &self.gains) {
+                    bare += 1;
+                }
+            }
+        }
+        Ok(if inside == 0 {
+            0.0
+        } else {
+            bare as f64 / inside as f64
+        })
+    }
+
+    /// Whiteness: the smallest white-balanced channel.
+    fn whiteness(&self, patch: &impl core::ToInputArray) -> Result<Mat, opencv::Error> {
         let mut channels = Vector::<Mat>::new();
-        core::split(&patch, &mut channels)?;
+        core::split(patch, &mut channels)?;
         let mut white: Option<Mat> = None;
         for (k, ch) in channels.iter().enumerate().take(3) {
             let mut s = Mat::default();
@@ -82,7 +140,37 @@ impl BlobFinder {
                 }
             });
         }
-        let Some(white) = white else { return Ok(None) };
+        Ok(white.unwrap_or_default())
+    }
+
+    /// The outlines given to `rebase`, in order (to rebuild a finder).
+    pub fn placed(&self) -> &[Vec<[f64; 2]>] {
+        &self.placed
+    }
+
+    /// The blob nearest `centre_px` whose centre lies within `reach_px` of it, at least
+    /// `min_area_px` large, and not part of a blob already `claimed` (boxes, as
+    /// `SeenBlob::bbox_px`: the same paper cut differently by another search window).
+    pub fn nearest(
+        &self,
+        bgr: &Mat,
+        centre_px: [f64; 2],
+        reach_px: f64,
+        min_area_px: f64,
+        claimed: &[[f64; 4]],
+    ) -> Result<Option<SeenBlob>, opencv::Error> {
+        let half = (reach_px * 2.2).ceil() as i32;
+        let (w, h) = (bgr.cols(), bgr.rows());
+        let x0 = (centre_px[0] as i32 - half).clamp(0, w - 1);
+        let y0 = (centre_px[1] as i32 - half).clamp(0, h - 1);
+        let x1 = (centre_px[0] as i32 + half).clamp(x0 + 1, w);
+        let y1 = (centre_px[1] as i32 + half).clamp(y0 + 1, h);
+        let roi = Rect::new(x0, y0, x1 - x0, y1 - y0);
+        let patch = bgr.roi(roi)?.try_clone()?;
+        let white = self.whiteness(&patch)?;
+        if white.empty() {
+            return Ok(None);
+        }
         let mut is_white = Mat::default();
         imgproc::threshold(
             &white,
@@ -98,8 +186,12 @@ impl BlobFinder {
         core::absdiff(&gray, &reference, &mut diff)?;
         let mut changed = Mat::default();
         imgproc::threshold(&diff, &mut changed, DIFF_MIN, 255.0, imgproc::THRESH_BINARY)?;
+        let mut fresh = Mat::default();
+        core::bitwise_and(&is_white, &changed, &mut fresh, &core::no_array())?;
+        let mut not_known = Mat::default();
+        core::bitwise_not(&self.known.roi(roi)?, &mut not_known, &core::no_array())?;
         let mut mask = Mat::default();
-        core::bitwise_and(&is_white, &changed, &mut mask, &core::no_array())?;
+        core::bitwise_and(&fresh, &not_known, &mut mask, &core::no_array())?;
         let kernel = imgproc::get_structuring_element_def(imgproc::MORPH_RECT, Size::new(3, 3))?;
         let mut opened = Mat::default();
         imgproc::morphology_ex_def(&mask, &mut opened, imgproc::MORPH_OPEN, &kernel)?;
@@ -123,9 +215,18 @@ impl BlobFinder {
                 *centroids.at_2d::<f64>(l, 0)? + x0 as f64,
                 *centroids.at_2d::<f64>(l, 1)? + y0 as f64,
             ];
+            let bx = [
+                (*stats.at_2d::<i32>(l, imgproc::CC_STAT_LEFT)? + x0) as f64,
+                (*stats.at_2d::<i32>(l, imgproc::CC_STAT_TOP)? + y0) as f64,
+            ];
+            let bw = [
+                *stats.at_2d::<i32>(l, imgproc::CC_STAT_WIDTH)? as f64,
+                *stats.at_2d::<i32>(l, imgproc::CC_STAT_HEIGHT)? as f64,
+            ];
+            let mine = [bx[0], bx[1], bx[0] + bw[0], bx[1] + bw[1]];
             if claimed
                 .iter()
-                .any(|q| (q[0] - c[0]).hypot(q[1] - c[1]) < SAME_BLOB_PX)
+                .any(|q| inside(c, q, SAME_BLOB_PX) || inside(box_centre(q), &mine, SAME_BLOB_PX))
             {
                 continue;
             }
@@ -163,6 +264,119 @@ impl BlobFinder {
             area_px: area,
             outline_px: outline,
         }))
+    }
+}
+
+/// What the tatami looks like on this recording: the chromaticity and brightness of the
+/// layout image's pixels that are not paper, in the middle of the frame (the field and
+/// the tatami around it), with their spread.
+#[derive(Debug, Clone)]
+struct Tatami {
+    chroma: [f64; 2],
+    chroma_tol: [f64; 2],
+    level: f64,
+}
+
+impl Tatami {
+    fn measure(image: &Mat, gains: &[f64; 3]) -> Result<Tatami, opencv::Error> {
+        let (w, h) = (image.cols() as usize, image.rows() as usize);
+        let data = image.data_bytes()?;
+        let (mut r, mut g, mut l) = (Vec::new(), Vec::new(), Vec::new());
+        for y in (h / 5..h * 4 / 5).step_by(3) {
+            for x in (w / 5..w * 4 / 5).step_by(3) {
+                let i = (y * w + x) * 3;
+                let c = [
+                    f64::from(data[i]) * gains[0],
+                    f64::from(data[i + 1]) * gains[1],
+                    f64::from(data[i + 2]) * gains[2],
+                ];
+                if c.iter().copied().fold(f64::INFINITY, f64::min) >= WHITE_MIN {
+                    continue;
+                }
+                let sum = c[0] + c[1] + c[2];
+                if sum < 30.0 {
+                    continue;
+                }
+                r.push(c[2] / sum);
+                g.push(c[1] / sum);
+                l.push(sum);
+            }
+        }
+        let med = |v: &mut Vec<f64>| -> f64 {
+            if v.is_empty() {
+                return 0.0;
+            }
+            v.sort_by(|a, b| a.total_cmp(b));
+            v[v.len() / 2]
+        };
+        let mad = |v: &[f64], m: f64| -> f64 {
+            let mut d: Vec<f64> = v.iter().map(|x| (x - m).abs()).collect();
+            if d.is_empty() {
+                return 0.0;
+            }
+            d.sort_by(|a, b| a.total_cmp(b));
+            d[d.len() / 2] * 1.4826
+        };
+        let (mr, mg) = (med(&mut r), med(&mut g));
+        let level = med(&mut l);
+        Ok(Tatami {
+            chroma: [mr, mg],
+            chroma_tol: [
+                (TATAMI_SPREADS * mad(&r, mr)).max(TATAMI_MIN_TOL),
+                (TATAMI_SPREADS * mad(&g, mg)).max(TATAMI_MIN_TOL),
+            ],
+            level,
+        })
+    }
+
+    /// Whether a BGR pixel looks like the tatami (its colour whatever the shade: a hand's
+    /// shadow darkens the tatami, it does not change its colour).
+    fn is_like(&self, bgr: &[u8], gains: &[f64; 3]) -> bool {
+        let c = [
+            f64::from(bgr[0]) * gains[0],
+            f64::from(bgr[1]) * gains[1],
+            f64::from(bgr[2]) * gains[2],
+        ];
+        let sum = c[0] + c[1] + c[2];
+        if sum < 0.3 * self.level || sum > 1.6 * self.level {
+            return false;
+        }
+        (c[2] / sum - self.chroma[0]).abs() <= self.chroma_tol[0]
+            && (c[1] / sum - self.chroma[1]).abs() <= self.chroma_tol[1]
+    }
+}
+
+/// The tatami's colour spread: a pixel within this many spreads of its median colour
+/// looks like the tatami...
+const TATAMI_SPREADS: f64 = 3.0;
+/// ...or within this much chromaticity, whichever is wider.
+const TATAMI_MIN_TOL: f64 = 0.015;
+
+/// Whether `p` lies in box `b` (`[x0, y0, x1, y1]`) grown by `grow`.
+fn inside(p: [f64; 2], b: &[f64; 4], grow: f64) -> bool {
+    p[0] >= b[0] - grow && p[0] <= b[2] + grow && p[1] >= b[1] - grow && p[1] <= b[3] + grow
+}
+
+fn box_centre(b: &[f64; 4]) -> [f64; 2] {
+    [(b[0] + b[2]) / 2.0, (b[1] + b[3]) / 2.0]
+}
+
+impl SeenBlob {
+    /// Its bounding box, `[x0, y0, x1, y1]`, px.
+    pub fn bbox_px(&self) -> [f64; 4] {
+        let mut b = [
+            f64::INFINITY,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::NEG_INFINITY,
+        ];
+        for p in &self.outline_px {
+            b[0] = b[0].min(p[0]);
+            b[1] = b[1].min(p[1]);
+            b[2] = b[2].max(p[0]);
+            b[3] = b[3].max(p[1]);
+        }
+        b
     }
 }
 

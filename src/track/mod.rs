@@ -28,6 +28,15 @@ use serde::{Deserialize, Serialize};
 pub struct TrackerState {
     cards: Vec<Card>,
     monitor: MonitorState,
+    #[serde(default = "never")]
+    last_search_s: f64,
+    /// Where paper came to rest after the layout, in order.
+    #[serde(default)]
+    placed: Vec<Vec<[f64; 2]>>,
+}
+
+fn never() -> f64 {
+    f64::NEG_INFINITY
 }
 
 /// A followed card must move this far from its place before it counts as moving, mm.
@@ -46,6 +55,32 @@ pub const DRIVER_MAX_MM: f64 = 120.0;
 /// Two hands whose distances to the card differ by less than this cannot be told apart
 /// as the driver (18-2): `by: both`, mm.
 pub const DRIVER_TIE_MM: f64 = 15.0;
+/// A disturbed card looks for its moving paper this far from its place at first, in
+/// lengths of the card's long side...
+pub const START_REACH: f64 = 0.9;
+/// ...and this much farther for each second it has been disturbed (a card slid over its
+/// neighbours shows new paper only once it is past them)...
+pub const START_REACH_PER_S: f64 = 12.0;
+/// ...up to this.
+pub const START_REACH_MAX: f64 = 3.0;
+/// Missing cards are searched for (a whole-frame card search and naming) at most this
+/// often, video time...
+pub const SEARCH_EVERY_S: f64 = 0.5;
+/// ...and not while a fingertip is this near their place (a hand resting over a card
+/// hides it; it has not gone), mm.
+pub const HAND_COVER_MM: f64 = 100.0;
+/// A disturbed card has left its place only when the tatami shows over at least this
+/// share of its outline (a card a hand merely covers shows none).
+pub const VACATED_MIN: f64 = 0.15;
+/// A disturbed card nearer the new paper, whose place is at least this share as bare as
+/// this card's, has the better claim to it.
+pub const RIVAL_SHARE: f64 = 0.75;
+/// A card in motion whose centre comes this near a resting card's, nearer than any
+/// fingertip, struck it (in lengths of the card's long side).
+pub const STRIKE_REACH: f64 = 1.3;
+/// The touch that set a card moving is placed back from the first sighting of its paper
+/// by the paper's growth, at most this many frames.
+pub const TOUCH_BACK_MAX_FRAMES: f64 = 6.0;
 
 /// What the tracker is told about one visible hand (from the hand stage).
 #[derive(Debug, Clone, PartialEq)]
@@ -89,6 +124,9 @@ enum Phase {
     Moving(Flight),
     /// Left its place unseen; to be found again.
     Missing { since_frame: usize, searched: bool },
+    /// Wholly outside the playing area, followed (without events) until it lies still,
+    /// so that its paper there is not taken for another card's.
+    Leaving(Flight),
     /// Wholly outside the playing area (no longer followed).
     Out,
 }
@@ -106,6 +144,24 @@ struct Flight {
     unseen: u32,
     unseen_from_s: Option<f64>,
     angle_deg: f64,
+    /// The touch that set it moving, told once its speed is known.
+    #[serde(default)]
+    touch: Option<StartTouch>,
+}
+
+/// The hand that set a card moving, held until the next sighting times the touch.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+struct StartTouch {
+    player: Player,
+    hand: Hand,
+    /// How far the card had come when its paper was first seen (new paper's area over
+    /// the face's side), px.
+    came_px: f64,
+    /// When the card was first disturbed: the touch was not earlier.
+    disturbed_s: Option<f64>,
+    /// Struck by another card in motion, not by the hand (23-2).
+    #[serde(default)]
+    struck: bool,
 }
 
 /// One card followed through the match.
@@ -118,6 +174,9 @@ struct Card {
     centre_mm: [f64; 2],
     angle_deg: f64,
     phase: Phase,
+    /// Since when its place has differed from the layout (a hand over it, or it moved).
+    #[serde(default)]
+    disturbed_since_s: Option<f64>,
 }
 
 /// Follows every card of the layout through the frames.
@@ -132,6 +191,7 @@ pub struct CardTracker {
     /// The coloured border around the white face, mm: a blob of paper is the face only.
     border_mm: f64,
     fps: f64,
+    last_search_s: f64,
 }
 
 fn centre_px(q: &QuadPx) -> [f64; 2] {
@@ -186,6 +246,7 @@ impl CardTracker {
                 centre_mm: [c.placement.x_mm, c.placement.y_mm],
                 angle_deg: c.placement.angle_deg,
                 phase: Phase::Resting,
+                disturbed_since_s: None,
             })
             .collect();
         Ok(CardTracker {
@@ -198,6 +259,7 @@ impl CardTracker {
             face_area_px,
             border_mm,
             fps,
+            last_search_s: f64::NEG_INFINITY,
         })
     }
 
@@ -214,6 +276,8 @@ impl CardTracker {
         TrackerState {
             cards: self.cards.clone(),
             monitor: self.monitor.state(),
+            last_search_s: self.last_search_s,
+            placed: self.blobs.placed().to_vec(),
         }
     }
 
@@ -228,6 +292,10 @@ impl CardTracker {
         }
         self.cards = state.cards;
         self.monitor = MotionMonitor::from_state(state.monitor);
+        self.last_search_s = state.last_search_s;
+        for q in &state.placed {
+            self.blobs.rebase(q)?;
+        }
         Ok(())
     }
 
@@ -241,14 +309,30 @@ impl CardTracker {
     ) -> Result<Vec<Event>, TrackError> {
         let signals = self.monitor.update(bgr)?.to_vec();
         let mut events = Vec::new();
-        let mut claimed: Vec<[f64; 2]> = Vec::new();
+        let mut claimed: Vec<[f64; 4]> = Vec::new();
         // Moving cards first: their blobs are not taken for new movers.
         for i in 0..self.cards.len() {
-            if matches!(self.cards[i].phase, Phase::Moving(_)) {
-                self.follow(i, frame, t_s, bgr, &mut events, &mut claimed)?;
+            match self.cards[i].phase {
+                Phase::Moving(_) => self.follow(i, frame, t_s, bgr, &mut events, &mut claimed)?,
+                Phase::Leaving(_) => self.follow_leaving(i, bgr, &mut claimed)?,
+                _ => {}
             }
         }
-        for i in 0..self.cards.len() {
+        for (c, sig) in self.cards.iter_mut().zip(&signals) {
+            if sig.state == CardState::Still {
+                c.disturbed_since_s = None;
+            } else {
+                c.disturbed_since_s.get_or_insert(t_s);
+            }
+        }
+        // The card disturbed first chooses first: a card slid over its neighbours
+        // disturbs them after itself, and its paper is its own.
+        let mut order: Vec<usize> = (0..self.cards.len()).collect();
+        order.sort_by(|&a, &b| {
+            let key = |i: usize| self.cards[i].disturbed_since_s.unwrap_or(f64::INFINITY);
+            key(a).total_cmp(&key(b))
+        });
+        for i in order {
             let state = signals[i].state;
             match self.cards[i].phase.clone() {
                 Phase::Resting if state != CardState::Still => {
@@ -267,7 +351,7 @@ impl CardTracker {
                 _ => {}
             }
         }
-        self.search_missing(frame, t_s, bgr, &mut events)?;
+        self.search_missing(frame, t_s, bgr, hands, &mut events)?;
         events.sort_by(|a, b| a.t_s.total_cmp(&b.t_s));
         Ok(events)
     }
@@ -281,11 +365,20 @@ impl CardTracker {
         t_s: f64,
         bgr: &Mat,
         hands: &[HandSeen],
-        claimed: &mut Vec<[f64; 2]>,
+        claimed: &mut Vec<[f64; 4]>,
     ) -> Result<(), TrackError> {
         let c = &self.cards[i];
+        // The card that left its place is the one whose place shows the tatami; a
+        // neighbour the moving card slid over, or a card a hand covers, does not. (Asked
+        // first: it is cheap, and most disturbed cards are only covered.)
+        let own = self.blobs.vacated_share(bgr, &c.rest_px)?;
+        if own < VACATED_MIN {
+            return Ok(());
+        }
         let centre = centre_px(&c.rest_px);
-        let reach_px = blob::quad_long_side(&c.rest_px) * 0.9;
+        let since_s = c.disturbed_since_s.map_or(0.0, |d| (t_s - d).max(0.0));
+        let reach_px = blob::quad_long_side(&c.rest_px)
+            * (START_REACH + START_REACH_PER_S * since_s).min(START_REACH_MAX);
         let min_area = 0.2 * self.face_area_px;
         let Some(b) = self
             .blobs
@@ -293,15 +386,60 @@ impl CardTracker {
         else {
             return Ok(());
         };
-        let mm = self.map.to_field(&b.outline_px)?;
         let bc = self.map.point_to_field(b.centre_px)?;
-        let _ = mm;
         let moved = (bc.x_mm - c.centre_mm[0]).hypot(bc.y_mm - c.centre_mm[1]);
         if moved < FLIGHT_START_MM {
             return Ok(());
         }
-        let (by, hand) = self.driver(Pt::new(c.centre_mm[0], c.centre_mm[1]), hands)?;
-        claimed.push(b.centre_px);
+        let d_own = (centre[0] - b.centre_px[0]).hypot(centre[1] - b.centre_px[1]);
+        for (j, o) in self.cards.iter().enumerate() {
+            if j == i || o.phase != Phase::Resting || o.disturbed_since_s.is_none() {
+                continue;
+            }
+            let oc = centre_px(&o.rest_px);
+            if (oc[0] - b.centre_px[0]).hypot(oc[1] - b.centre_px[1]) < d_own
+                && self.blobs.vacated_share(bgr, &o.rest_px)? >= RIVAL_SHARE * own
+            {
+                return Ok(());
+            }
+        }
+        let at = Pt::new(c.centre_mm[0], c.centre_mm[1]);
+        let (mut by, mut hand) = self.driver(at, hands)?;
+        let tip_mm = self.nearest_tip_mm(at, hands)?;
+        let mut striker: Option<(f64, By, Option<Hand>)> = None;
+        for (j, o) in self.cards.iter().enumerate() {
+            let Phase::Moving(of) = &o.phase else {
+                continue;
+            };
+            if j == i {
+                continue;
+            }
+            let oc = self.map.point_to_field(of.last.centre_px)?;
+            let d = (oc.x_mm - at.x_mm).hypot(oc.y_mm - at.y_mm);
+            let reach = STRIKE_REACH * self.geometry.size.card_h_mm;
+            if d <= reach && d < tip_mm && striker.as_ref().is_none_or(|s| d < s.0) {
+                striker = Some((d, of.by, of.hand));
+            }
+        }
+        let struck = striker.is_some();
+        if let Some((_, b, h)) = striker {
+            by = b;
+            hand = h;
+        }
+        let c = &self.cards[i];
+        let player = match by {
+            By::A => Some(Player::A),
+            By::B => Some(Player::B),
+            By::Both => None,
+        };
+        let touch = player.zip(hand).map(|(player, hand)| StartTouch {
+            player,
+            hand,
+            came_px: b.area_px / self.face_area_px.sqrt(),
+            disturbed_s: c.disturbed_since_s,
+            struck,
+        });
+        claimed.push(b.bbox_px());
         let angle = c.angle_deg;
         self.cards[i].phase = Phase::Moving(Flight {
             start_frame: frame,
@@ -314,8 +452,20 @@ impl CardTracker {
             unseen: 0,
             unseen_from_s: None,
             angle_deg: angle,
+            touch,
         });
         Ok(())
+    }
+
+    /// The distance from `at` to the nearest fingertip seen, mm (infinite when none).
+    fn nearest_tip_mm(&self, at: Pt, hands: &[HandSeen]) -> Result<f64, TrackError> {
+        let mut best = f64::INFINITY;
+        for h in hands {
+            for p in self.map.to_field(&h.fingertips_px)? {
+                best = best.min((p.x_mm - at.x_mm).hypot(p.y_mm - at.y_mm));
+            }
+        }
+        Ok(best)
     }
 
     /// The hand that drove a card: the nearest fingertip when it started moving; `both`
@@ -359,7 +509,7 @@ impl CardTracker {
         t_s: f64,
         bgr: &Mat,
         events: &mut Vec<Event>,
-        claimed: &mut Vec<[f64; 2]>,
+        claimed: &mut Vec<[f64; 4]>,
     ) -> Result<(), TrackError> {
         let Phase::Moving(mut f) = self.cards[i].phase.clone() else {
             return Ok(());
@@ -369,6 +519,7 @@ impl CardTracker {
         let seen = self
             .blobs
             .nearest(bgr, f.last.centre_px, reach_px, min_area, claimed)?;
+        self.tell_touch(i, &mut f, seen.as_ref().map(|b| (b, frame)), events);
         let Some(b) = seen else {
             f.unseen += 1;
             f.unseen_from_s.get_or_insert(t_s);
@@ -393,7 +544,7 @@ impl CardTracker {
             }
             return Ok(());
         };
-        claimed.push(b.centre_px);
+        claimed.push(b.bbox_px());
         let pts = self.map.to_field(&b.outline_px)?;
         let full = b.area_px >= FULL_FACE_SHARE * self.face_area_px;
         if full {
@@ -438,7 +589,10 @@ impl CardTracker {
                 e.frames = Some([f.start_frame as u64, frame as u64]);
                 events.push(e);
             }
-            self.cards[i].phase = Phase::Out;
+            f.last = b;
+            f.settled = 0;
+            f.unseen = 0;
+            self.cards[i].phase = Phase::Leaving(f);
             return Ok(());
         }
         f.prev_margin = Some((margin, t_s));
@@ -456,6 +610,103 @@ impl CardTracker {
             self.cards[i].phase = Phase::Moving(f);
         }
         Ok(())
+    }
+
+    /// The touch that set card `i` moving, once: timed back from its first sighting by how
+    /// fast its new paper grew up to `next` (a later sighting and its frame), or a frame
+    /// before the first sighting when there is none.
+    fn tell_touch(
+        &self,
+        i: usize,
+        f: &mut Flight,
+        next: Option<(&SeenBlob, usize)>,
+        events: &mut Vec<Event>,
+    ) {
+        let Some(st) = f.touch.take() else { return };
+        let Some(poem) = self.cards[i].poem else {
+            return;
+        };
+        let back_frames = match next {
+            Some((b, frame)) if frame > f.start_frame => {
+                let came = b.area_px / self.face_area_px.sqrt();
+                let growth = (came - st.came_px) / (frame - f.start_frame) as f64;
+                if growth > 1e-6 {
+                    (st.came_px / growth).min(TOUCH_BACK_MAX_FRAMES)
+                } else {
+                    1.0
+                }
+            }
+            _ => 1.0,
+        };
+        let mut t = f.start_t_s - back_frames / self.fps;
+        if let Some(d) = st.disturbed_s {
+            t = t.max(d);
+        }
+        let mut e = Event::new(
+            t,
+            EventKind::Touch {
+                player: st.player,
+                hand: st.hand,
+                poem,
+                direct: !st.struck,
+            },
+        );
+        e.t_err_s = (0.5 / self.fps).max((f.start_t_s - t) / 2.0);
+        e.frames = Some([
+            (f.start_frame as f64 - back_frames.ceil()).max(0.0) as u64,
+            f.start_frame as u64,
+        ]);
+        events.push(e);
+    }
+
+    /// Follows card `i`, out of the area, until it lies still or is lost; then its paper
+    /// is known.
+    fn follow_leaving(
+        &mut self,
+        i: usize,
+        bgr: &Mat,
+        claimed: &mut Vec<[f64; 4]>,
+    ) -> Result<(), TrackError> {
+        let Phase::Leaving(mut f) = self.cards[i].phase.clone() else {
+            return Ok(());
+        };
+        let reach_px = blob::quad_long_side(&self.cards[i].rest_px) * 0.6;
+        let min_area = 0.2 * self.face_area_px;
+        match self
+            .blobs
+            .nearest(bgr, f.last.centre_px, reach_px, min_area, claimed)?
+        {
+            Some(b) => {
+                claimed.push(b.bbox_px());
+                let step = (b.centre_px[0] - f.last.centre_px[0])
+                    .hypot(b.centre_px[1] - f.last.centre_px[1]);
+                let still_px = SETTLE_STEP_MM * self.px_per_mm();
+                f.settled = if step < still_px { f.settled + 1 } else { 0 };
+                f.unseen = 0;
+                f.last = b;
+            }
+            None => f.unseen += 1,
+        }
+        if f.settled >= SETTLE_FRAMES {
+            self.blobs.rebase(&f.last.outline_px)?;
+            self.cards[i].phase = Phase::Out;
+        } else if f.unseen > LOST_FRAMES {
+            self.cards[i].phase = Phase::Out;
+        } else {
+            self.cards[i].phase = Phase::Leaving(f);
+        }
+        Ok(())
+    }
+
+    /// Decoded pixels per field millimetre, near the field's centre.
+    fn px_per_mm(&self) -> f64 {
+        let long_px = self
+            .cards
+            .first()
+            .map_or(self.geometry.size.card_h_mm, |c| {
+                blob::quad_long_side(&c.rest_px)
+            });
+        long_px / self.geometry.size.card_h_mm
     }
 
     /// A followed card has come to rest: `place` there, after a `send` when it now lies
@@ -497,6 +748,7 @@ impl CardTracker {
     ) -> Result<(), TrackError> {
         let Some(territory) = self.geometry.territory_of(c) else {
             // Settled in the gap or outside: no longer in a territory, not followed.
+            self.blobs.rebase(&quad_px)?;
             self.cards[i].phase = if self.geometry.card_is_out(c.x_mm, c.y_mm, angle_deg) {
                 Phase::Out
             } else {
@@ -536,37 +788,66 @@ impl CardTracker {
         card.angle_deg = angle_deg;
         card.phase = Phase::Resting;
         self.monitor.rebase(i, bgr, &quad_px)?;
+        self.blobs.rebase(&quad_px)?;
         Ok(())
     }
 
-    /// Cards that vanished unseen are searched for once the view has settled.
+    /// Cards that vanished unseen are searched for, at most every `SEARCH_EVERY_S`, once
+    /// no fingertip is near their place.
     fn search_missing(
         &mut self,
         frame: usize,
         t_s: f64,
         bgr: &Mat,
+        hands: &[HandSeen],
         events: &mut Vec<Event>,
     ) -> Result<(), TrackError> {
+        if self.namer.is_none() || t_s - self.last_search_s < SEARCH_EVERY_S {
+            return Ok(());
+        }
+        let waiting = self.cards.iter().any(|c| {
+            matches!(
+                c.phase,
+                Phase::Missing {
+                    searched: false,
+                    ..
+                }
+            )
+        });
+        if !waiting {
+            return Ok(());
+        }
+        let mut tips: Vec<Pt> = Vec::new();
+        for h in hands {
+            tips.extend(self.map.to_field(&h.fingertips_px)?);
+        }
         let due: Vec<usize> = (0..self.cards.len())
             .filter(|&i| {
+                let c = &self.cards[i];
                 matches!(
-                    self.cards[i].phase,
+                    c.phase,
                     Phase::Missing {
                         searched: false,
                         ..
                     }
-                )
+                ) && tips.iter().all(|p| {
+                    (p.x_mm - c.centre_mm[0]).hypot(p.y_mm - c.centre_mm[1]) > HAND_COVER_MM
+                })
             })
             .collect();
-        if due.is_empty() || self.namer.is_none() {
+        if due.is_empty() {
             return Ok(());
         }
+        self.last_search_s = t_s;
         let missing: Vec<u8> = due.iter().filter_map(|&i| self.cards[i].poem).collect();
         let still: Vec<QuadPx> = self
             .cards
             .iter()
             .zip(self.monitor.signals())
-            .filter(|(c, s)| c.phase == Phase::Resting && s.state == CardState::Still)
+            // A card in its place, still or only disturbed (a hand over it, noise): it is
+            // not looked at again. One whose place settled into another look may have
+            // been replaced there, and is.
+            .filter(|(c, s)| c.phase == Phase::Resting && s.state != CardState::Moved)
             .map(|(c, _)| c.rest_px)
             .collect();
         for &i in &due {
