@@ -9,7 +9,7 @@ use super::features::{analyze, Frames, CEPS, HOP_S, WIN};
 use super::templates::{embedded, poem_template, KanaTemplates, TEMPLATE_STEP};
 use super::AudioError;
 use crate::rules::kimariji::{sound_units, ReadPool};
-use crate::rules::poems::poem;
+use crate::rules::poems::{poem, Poem};
 use std::path::Path;
 
 /// A frame is voiced when its autocorrelation peak passes this.
@@ -40,6 +40,8 @@ const CONSONANT_BACK_S: f64 = 0.15;
 const TEMPLATE_FIRST_S: f64 = 1.1;
 /// DTW band half-width, template frames (10 ms).
 const BAND_FRAMES: usize = 40;
+/// Threads matching a verse against the poems (the cores a recording is given).
+const NAMING_THREADS: usize = 2;
 /// Below this margin between the best and the second poem, the poem is left null.
 pub const POEM_SCORE_MIN: f64 = 0.04;
 /// The local level floor is the low percentile of the level over this window.
@@ -468,8 +470,14 @@ fn first_sound(tr: &Tracks, voiced_start: usize, back: usize) -> usize {
 }
 
 /// Banded DTW between signal frames `x` and template `y`; the mean cost on the path, and
-/// with `want_path` the first signal frame aligned to each template frame.
-fn dtw(x: &[[f32; CEPS]], y: &[[f32; CEPS]], want_path: bool) -> (f64, Vec<usize>) {
+/// with `want_path` the first signal frame aligned to each template frame. Without the
+/// path, a match that must cost more than `abandon_above` is given up (infinity).
+fn dtw(
+    x: &[[f32; CEPS]],
+    y: &[[f32; CEPS]],
+    want_path: bool,
+    abandon_above: f64,
+) -> (f64, Vec<usize>) {
     let (n, m) = (x.len(), y.len());
     if n == 0 || m == 0 {
         return (f64::INFINITY, Vec::new());
@@ -477,7 +485,6 @@ fn dtw(x: &[[f32; CEPS]], y: &[[f32; CEPS]], want_path: bool) -> (f64, Vec<usize
     let inf = f32::INFINITY;
     let band = BAND_FRAMES.max(n.abs_diff(m) + 4);
     let centre = |i: usize| i * m / n;
-    let mut d = vec![inf; n * m];
     let dist = |i: usize, j: usize| -> f32 {
         let mut s = 0.0;
         for k in 0..CEPS {
@@ -486,6 +493,10 @@ fn dtw(x: &[[f32; CEPS]], y: &[[f32; CEPS]], want_path: bool) -> (f64, Vec<usize
         }
         s.sqrt()
     };
+    if !want_path {
+        return (dtw_cost(n, m, band, abandon_above, dist), Vec::new());
+    }
+    let mut d = vec![inf; n * m];
     for i in 0..n {
         let c = centre(i);
         let lo = c.saturating_sub(band);
@@ -516,9 +527,6 @@ fn dtw(x: &[[f32; CEPS]], y: &[[f32; CEPS]], want_path: bool) -> (f64, Vec<usize
         return (f64::INFINITY, Vec::new());
     }
     let cost = total as f64 / (n + m) as f64;
-    if !want_path {
-        return (cost, Vec::new());
-    }
     // Backtrack: the first i for each j.
     let mut first_i = vec![usize::MAX; m];
     let (mut i, mut j) = (n - 1, m - 1);
@@ -545,6 +553,62 @@ fn dtw(x: &[[f32; CEPS]], y: &[[f32; CEPS]], want_path: bool) -> (f64, Vec<usize
         j = best.2;
     }
     (cost, first_i)
+}
+
+/// The banded DTW's mean path cost alone, on two rows (no path kept): the same sums as
+/// `dtw`, without its full matrix.
+/// Gives up (infinity) as soon as every path already costs more than `abandon_above`.
+fn dtw_cost(
+    n: usize,
+    m: usize,
+    band: usize,
+    abandon_above: f64,
+    dist: impl Fn(usize, usize) -> f32,
+) -> f64 {
+    let inf = f32::INFINITY;
+    let limit = (abandon_above * (n + m) as f64) as f32;
+    let span = |i: usize| {
+        let c = i * m / n;
+        (c.saturating_sub(band), (c + band + 1).min(m))
+    };
+    let mut prev = vec![inf; m];
+    let mut cur = vec![inf; m];
+    let mut stale = (0, 0);
+    for i in 0..n {
+        let (lo, hi) = span(i);
+        cur[stale.0..stale.1].fill(inf);
+        for j in lo..hi {
+            let best = if i == 0 && j == 0 {
+                0.0
+            } else {
+                let mut b = inf;
+                if i > 0 && j > 0 {
+                    b = b.min(prev[j - 1]);
+                }
+                if i > 0 {
+                    b = b.min(prev[j]);
+                }
+                if j > 0 {
+                    b = b.min(cur[j - 1]);
+                }
+                b
+            };
+            if best < inf {
+                cur[j] = best + dist(i, j);
+            }
+        }
+        if cur[lo..hi].iter().all(|&c| c > limit) {
+            return f64::INFINITY;
+        }
+        std::mem::swap(&mut prev, &mut cur);
+        stale = if i == 0 { (lo, hi) } else { span(i - 1) };
+    }
+    let total = prev[m - 1];
+    if total.is_finite() {
+        total as f64 / (n + m) as f64
+    } else {
+        f64::INFINITY
+    }
 }
 
 fn mean_normalised(v: &[[f32; CEPS]]) -> Vec<[f32; CEPS]> {
@@ -588,8 +652,9 @@ fn name_poem(
     let step_s = HOP_S * TEMPLATE_STEP as f64;
     let span_s = x.len() as f64 * step_s;
     let voices = t.kana.values().next().map_or(0, |v| v.len());
-    let mut scored: Vec<(f64, u8, usize)> = Vec::new();
-    for p in pool.unread() {
+    // A poem's match is given up once it must cost more than the second best its thread
+    // has seen: it can then be neither the best nor the second.
+    let score_poem = |p: &Poem, second: f64| -> (f64, u8, usize) {
         let units = sound_units(&p.kami_kana, &p.kami_pron);
         let n = units.len().max(2);
         let first_s = TEMPLATE_FIRST_S.min(span_s * 0.4);
@@ -601,14 +666,40 @@ fn name_poem(
         let mut best = (f64::INFINITY, 0usize);
         for v in 0..voices {
             if let Some((y, _)) = poem_template(t, &units, v, ff, mf) {
-                let (c, _) = dtw(&x, &mean_normalised(&y), false);
+                let (c, _) = dtw(&x, &mean_normalised(&y), false, second.min(best.0));
                 if c < best.0 {
                     best = (c, v);
                 }
             }
         }
-        scored.push((best.0, p.no, best.1));
-    }
+        (best.0, p.no, best.1)
+    };
+    let score_share = |part: &[&'static Poem]| -> Vec<(f64, u8, usize)> {
+        let mut two = [f64::INFINITY; 2];
+        part.iter()
+            .map(|p| {
+                let s = score_poem(p, two[1]);
+                if s.0 < two[0] {
+                    two = [s.0, two[0]];
+                } else if s.0 < two[1] {
+                    two[1] = s.0;
+                }
+                s
+            })
+            .collect()
+    };
+    // The poems not yet read are matched on NAMING_THREADS threads, each a share of them.
+    let unread = pool.unread();
+    let share = unread.len().div_ceil(NAMING_THREADS).max(1);
+    let mut scored: Vec<(f64, u8, usize)> = std::thread::scope(|sc| {
+        let jobs: Vec<_> = unread
+            .chunks(share)
+            .map(|part| sc.spawn(|| score_share(part)))
+            .collect();
+        jobs.into_iter()
+            .flat_map(|j| j.join().unwrap_or_default())
+            .collect()
+    });
     scored.sort_by(|a, b| a.0.total_cmp(&b.0));
     let fallback = fixed_pace_onsets(kami_start_s, span_s);
     let Some(&(c1, p1, v1)) = scored.first() else {
@@ -629,7 +720,7 @@ fn name_poem(
     );
     let mut onsets = fallback;
     if let Some((y, starts)) = poem_template(t, &units, v1, ff, mf) {
-        let (_, first_i) = dtw(&x, &mean_normalised(&y), true);
+        let (_, first_i) = dtw(&x, &mean_normalised(&y), true, f64::INFINITY);
         if !first_i.is_empty() {
             onsets = starts
                 .iter()
