@@ -83,3 +83,27 @@ fn a_resumed_judge_rules_the_rest_as_an_uninterrupted_one() {
     let rest: Vec<Ruling> = resumed.finish().into_iter().map(|r| r.ruling).collect();
     assert_eq!(rest, all[40..].to_vec());
 }
+
+#[test]
+fn a_poem_heard_only_as_the_closest_match_sends_its_ruling_to_review() {
+    let (layout, readings, events) = example();
+    let (want, _) = adjudicate(&layout, &readings, &events);
+    // The first reading that the rules alone do not already send to review.
+    let sure = want.iter().find(|r| r.needs_review.is_none()).unwrap();
+    let mut w = Windows::new(&layout, readings, true);
+    w.unsure_poems([(sure.seq, "poem heard only as the closest match".to_string())].into());
+    w.add(events);
+    let got = w.finish();
+    for (g, r) in got.iter().zip(&want) {
+        let g = &g.ruling;
+        if g.seq == sure.seq {
+            let review = g.needs_review.as_ref().expect("marked for review");
+            assert!(review.reason.contains("closest match"));
+            // Only the review changes: the ruling itself is the rules'.
+            assert_eq!(g.take, r.take);
+            assert_eq!(g.fouls, r.fouls);
+        } else {
+            assert_eq!(g, r);
+        }
+    }
+}

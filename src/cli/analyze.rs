@@ -16,6 +16,7 @@ use crate::judge::{
 };
 use crate::rules::{self, InputError, MatchResult, Reading};
 use anyhow::{Context, Result};
+use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{BufWriter, IsTerminal, Seek, Write};
 use std::path::{Path, PathBuf};
@@ -117,9 +118,9 @@ fn hand_source(
 }
 
 /// The readings heard in the video's sound track when the recording has no
-/// `readings.jsonl` (docs/audio.md). A reading whose poem the sound cannot tell takes the
-/// best-matching poem and is named on stderr for review.
-fn readings_from_sound(video: &Path) -> Result<Vec<Reading>> {
+/// `readings.jsonl` (docs/audio.md), and the readings whose poem the sound could not tell
+/// surely: they take the best-matching poem and their rulings are marked for review.
+fn readings_from_sound(video: &Path) -> Result<(Vec<Reading>, BTreeMap<u32, String>)> {
     let heard = crate::audio::readings_from_video(video).map_err(|e| match e {
         crate::audio::AudioError::Input { path, problem, .. } => InputError::new(
             &path.display().to_string(),
@@ -130,6 +131,7 @@ fn readings_from_sound(video: &Path) -> Result<Vec<Reading>> {
         other => anyhow::Error::new(other),
     })?;
     let mut out = Vec::new();
+    let mut unsure = BTreeMap::new();
     for h in &heard {
         let Some(poem) = h.poem.or(h.candidate) else {
             eprintln!(
@@ -141,17 +143,17 @@ fn readings_from_sound(video: &Path) -> Result<Vec<Reading>> {
             continue;
         };
         if h.poem.is_none() {
-            eprintln!(
-                "{}: reading {} at {:.3} s: poem {poem} is only the closest match (score {:.3}); review it",
-                video.display(),
+            unsure.insert(
                 h.seq,
-                h.kami_start_s,
-                h.poem_score
+                format!(
+                    "the poem was heard from the sound track only as the closest match (poem {poem}, score {:.3}): check which poem was read",
+                    h.poem_score
+                ),
             );
         }
         out.push(h.to_reading_with(poem));
     }
-    Ok(out)
+    Ok((out, unsure))
 }
 
 /// Everything `analyze` reads before the first frame.
@@ -160,13 +162,15 @@ struct Prepared {
     measured: MeasuredLayout,
     map: FieldMap,
     readings: Vec<Reading>,
+    /// Readings whose poem was heard only as the closest match (`readings_from_sound`).
+    unsure_poems: BTreeMap<u32, String>,
 }
 
 fn prepare(dir: &Path) -> Result<Prepared> {
     let video = capture::find_video(dir).map_err(|e| judge_error(JudgeError::Capture(e)))?;
     let readings_path = dir.join("readings.jsonl");
-    let readings = if readings_path.exists() {
-        load_readings(&readings_path)?
+    let (readings, unsure_poems) = if readings_path.exists() {
+        (load_readings(&readings_path)?, BTreeMap::new())
     } else {
         readings_from_sound(&video)?
     };
@@ -203,6 +207,7 @@ fn prepare(dir: &Path) -> Result<Prepared> {
         measured,
         map,
         readings,
+        unsure_poems,
     })
 }
 
@@ -426,7 +431,10 @@ pub fn analyze(
         p.readings,
         source,
         Some(namer),
-        &RunOptions::default(),
+        &RunOptions {
+            unsure_poems: p.unsure_poems,
+            ..RunOptions::default()
+        },
         resume_from,
         &mut sink,
     )

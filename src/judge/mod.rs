@@ -19,6 +19,7 @@ use crate::rules::model::{Event, EventKind, MatchResult, Reading};
 use crate::track::{CardTracker, HandSeen, TrackError, TrackerState};
 use opencv::core::Mat;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -150,6 +151,9 @@ pub struct RunOptions {
     pub realtime: bool,
     /// Readings that arrive while the video runs (live).
     pub more_readings: Option<crossbeam_channel::Receiver<ReadingMsg>>,
+    /// Readings whose poem is not known surely (heard from the sound track as only the
+    /// closest match), by `seq`, with the reason: their rulings are marked for review.
+    pub unsure_poems: BTreeMap<u32, String>,
 }
 
 impl Default for RunOptions {
@@ -158,6 +162,7 @@ impl Default for RunOptions {
             queue_frames: QUEUE_FRAMES,
             realtime: false,
             more_readings: None,
+            unsure_poems: BTreeMap::new(),
         }
     }
 }
@@ -218,6 +223,7 @@ pub fn run(
     let fps = reader.fps;
     let mut tracker = CardTracker::new(measured, map, namer, fps)?;
     let mut windows = Windows::new(&measured.layout, readings, hands.is_some());
+    windows.unsure_poems(opts.unsure_poems.clone());
     let mut frames = 0usize;
     let mut last_t = 0.0;
     let mut gaps = 0usize;

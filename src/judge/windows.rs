@@ -5,6 +5,7 @@
 
 use crate::rules::model::{Event, EventKind, MatchResult, Reading, Review, ReviewWhat, Ruling};
 use crate::rules::{Layout, Referee};
+use std::collections::BTreeMap;
 
 /// Perception may report an event this long after it happened (a card settles over 24
 /// frames, a re-identification follows): a window is ruled only this long after it closed.
@@ -31,6 +32,8 @@ pub struct Windows {
     /// The end of the last window ruled: an event reported later than that, with an
     /// earlier time, is counted in the next window, at its start.
     closed_until_s: f64,
+    /// Readings whose poem is not known surely, by `seq`, and why.
+    unsure: BTreeMap<u32, String>,
 }
 
 impl Windows {
@@ -44,7 +47,14 @@ impl Windows {
             hands_seen,
             stopped: false,
             closed_until_s: f64::NEG_INFINITY,
+            unsure: BTreeMap::new(),
         }
+    }
+
+    /// Readings whose poem is not known surely (by `seq`, with the reason): their
+    /// rulings are marked for review unless something weightier already is.
+    pub fn unsure_poems(&mut self, unsure: BTreeMap<u32, String>) {
+        self.unsure = unsure;
     }
 
     /// Readings ruled so far.
@@ -139,6 +149,14 @@ impl Windows {
         events.extend(window);
         if !self.hands_seen {
             mark_no_hands(&mut ruling);
+        }
+        if let Some(reason) = self.unsure.get(&r.seq) {
+            if ruling.needs_review.is_none() {
+                ruling.needs_review = Some(Review {
+                    reason: reason.clone(),
+                    what: ReviewWhat::UnknownCard,
+                });
+            }
         }
         self.next += 1;
         // 1: once a player has no cards, later readings are not ruled.
