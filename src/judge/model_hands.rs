@@ -8,10 +8,11 @@
 //! set moving, with the driver from these hands' fingertips); an entry or a leave
 //! counts only once it has held for `HOLD_S` (a hand flickering at the edge, or a
 //! pair briefly taken for another, does not enter). Which hand drove a card is the
-//! model's left or right only while both of the player's hands are in the area; a
-//! player reaching with one hand is taken to use the hand seen most often in the area
-//! so far (the model's left/right is right for 78-87% of hands, a player's habit for
-//! far more).
+//! model's left or right only while two of the player's hands reach about as deep into
+//! the area; a player reaching with one hand (the other resting at the edge, or the
+//! forearm behind the hand seen as a second hand) is taken to use the hand seen
+//! reaching most often so far (the model's left/right is right for about 92% of
+//! hands, a player's habit for far more).
 
 use super::{HandSource, JudgeError};
 use crate::hands::{HandFrame, Perceiver};
@@ -88,7 +89,8 @@ pub struct ModelHands {
     /// (who drove a card) until the next run.
     latest: Vec<HandSeen>,
     hold: Hold,
-    /// Frames each player's hands were seen in the area: [player][left, right].
+    /// Frames in which one of each player's hands reached into the area, by the hand the
+    /// model read it as: [player][left, right].
     votes: [[u64; 2]; 2],
     /// The latest event time seen from the perceiver.
     events_until_s: f64,
@@ -104,6 +106,13 @@ impl ModelHands {
             votes: [[0; 2]; 2],
             events_until_s: f64::NEG_INFINITY,
         }
+    }
+}
+
+fn other_hand(h: Hand) -> Hand {
+    match h {
+        Hand::Left => Hand::Right,
+        Hand::Right => Hand::Left,
     }
 }
 
@@ -135,17 +144,12 @@ impl ModelHands {
     fn seen(&self, f: &HandFrame) -> Vec<HandSeen> {
         f.hands
             .iter()
-            .map(|h| {
-                let both_in = f
-                    .hands
-                    .iter()
-                    .filter(|o| o.player == h.player && o.inside)
-                    .count()
-                    > 1;
-                let hand = if both_in {
-                    h.hand
-                } else {
-                    self.usual(h.player).unwrap_or(h.hand)
+            .enumerate()
+            .map(|(i, h)| {
+                let hand = match (active_hand(f, h.player), self.usual(h.player)) {
+                    (Active::One(a), Some(u)) if a == i => u,
+                    (Active::One(_), Some(u)) => other_hand(u),
+                    _ => h.hand,
                 };
                 HandSeen {
                     player: h.player,
@@ -154,6 +158,44 @@ impl ModelHands {
                 }
             })
             .collect()
+    }
+}
+
+/// Which of a player's hands in a frame is reaching into the area.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Active {
+    /// None of them is inside.
+    None,
+    /// This one (an index into the frame's hands): inside, and any other of the player's
+    /// hands reaches less than `SECOND_HAND_SHARE` as far (a hand resting at the edge, or
+    /// the forearm behind the reaching hand taken for a hand).
+    One(usize),
+    /// Two reach in about as far.
+    Both,
+}
+
+/// A second hand counts as reaching in when it reaches this share of the first's depth.
+pub const SECOND_HAND_SHARE: f64 = 0.6;
+
+fn active_hand(f: &HandFrame, p: Player) -> Active {
+    let mut inside: Vec<(usize, f64)> = f
+        .hands
+        .iter()
+        .enumerate()
+        .filter(|(_, h)| h.player == p && h.inside)
+        .map(|(i, h)| (i, h.reach_mm))
+        .collect();
+    inside.sort_by(|a, b| b.1.total_cmp(&a.1));
+    match inside.as_slice() {
+        [] => Active::None,
+        [(i, _)] => Active::One(*i),
+        [(i, first), (_, second), ..] => {
+            if *second >= SECOND_HAND_SHARE * first.max(0.0) && *second > 0.0 {
+                Active::Both
+            } else {
+                Active::One(*i)
+            }
+        }
     }
 }
 
@@ -190,8 +232,10 @@ impl HandSource for ModelHands {
             .push(frame, t_s, bgr)
             .map_err(|e| JudgeError::Hands(e.to_string()))?;
         for f in &p.frames {
-            for h in f.hands.iter().filter(|h| h.inside) {
-                self.votes[h.player.index()][hand_index(h.hand)] += 1;
+            for player in [Player::A, Player::B] {
+                if let Active::One(i) = active_hand(f, player) {
+                    self.votes[player.index()][hand_index(f.hands[i].hand)] += 1;
+                }
             }
         }
         if let Some(last) = p.frames.last() {
@@ -207,5 +251,60 @@ impl HandSource for ModelHands {
 
     fn describe(&self) -> String {
         format!("hand model {}", self.name)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hands::HandObs;
+
+    fn hand(player: Player, hand: Hand, inside: bool, reach_mm: f64) -> HandObs {
+        HandObs {
+            player,
+            hand,
+            lead: None,
+            fingertips_px: Vec::new(),
+            outline_px: Vec::new(),
+            inside,
+            reach_mm,
+            contact_p: 0.0,
+            contact_px: None,
+            contact: None,
+            conf: 0.9,
+            hand_votes: [0, 0],
+        }
+    }
+
+    fn frame(hands: Vec<HandObs>) -> HandFrame {
+        HandFrame {
+            frame: 0,
+            t_s: 0.0,
+            hands,
+        }
+    }
+
+    #[test]
+    fn the_deepest_hand_reaches_unless_another_reaches_about_as_far() {
+        // A reaching 250 mm in, its forearm seen as a second hand 90 mm in.
+        let f = frame(vec![
+            hand(Player::A, Hand::Left, true, 90.0),
+            hand(Player::A, Hand::Right, true, 250.0),
+            hand(Player::B, Hand::Right, false, -20.0),
+        ]);
+        assert_eq!(active_hand(&f, Player::A), Active::One(1));
+        assert_eq!(active_hand(&f, Player::B), Active::None);
+        // Both of A's hands well in.
+        let f = frame(vec![
+            hand(Player::A, Hand::Left, true, 200.0),
+            hand(Player::A, Hand::Right, true, 250.0),
+        ]);
+        assert_eq!(active_hand(&f, Player::A), Active::Both);
+        // One hand in, the other just outside.
+        let f = frame(vec![
+            hand(Player::A, Hand::Left, true, 30.0),
+            hand(Player::A, Hand::Right, false, -5.0),
+        ]);
+        assert_eq!(active_hand(&f, Player::A), Active::One(0));
     }
 }
