@@ -21,6 +21,9 @@ use std::path::Path;
 pub const TOUCH_RADIUS_MM: f64 = 8.0;
 /// Contact probability at which a fingertip is taken to press.
 pub const CONTACT_MIN_P: f64 = 0.5;
+/// A hand's change not confirmed because the hand went unseen is dropped after this
+/// long, s (events are given out in time order, so an open change holds back the rest).
+pub const PENDING_UNSEEN_MAX_S: f64 = 0.2;
 
 /// How often the network runs.
 #[derive(Debug, Clone)]
@@ -402,7 +405,26 @@ impl Perceiver {
     fn events_between(&mut self, a: &Sample, b: &Sample, out: &mut Vec<Event>) {
         for s in 0..4 {
             let Some(o) = b.slot(s) else {
-                continue; // unseen: its last known state stands
+                // Unseen: its last known state stands. A change it showed is confirmed by
+                // the next run that sees it; one that stays unseen for longer than
+                // PENDING_UNSEEN_MAX_S is dropped as unconfirmed, so that it does not
+                // hold back every later event (they leave in time order).
+                let st = &mut self.slots[s];
+                if st
+                    .pending_inside
+                    .as_ref()
+                    .is_some_and(|(_, e)| b.t_s - e.t_s > PENDING_UNSEEN_MAX_S)
+                {
+                    st.pending_inside = None;
+                }
+                if st
+                    .pending_contact
+                    .as_ref()
+                    .is_some_and(|(_, e)| b.t_s - e.t_s > PENDING_UNSEEN_MAX_S)
+                {
+                    st.pending_contact = None;
+                }
+                continue;
             };
             let (player, hand) = SLOTS[s];
             let st = self.slots[s].clone();
