@@ -654,15 +654,20 @@ fn name_poem(
     let voices = t.kana.values().next().map_or(0, |v| v.len());
     // A poem's match is given up once it must cost more than the second best its thread
     // has seen: it can then be neither the best nor the second.
-    let score_poem = |p: &Poem, second: f64| -> (f64, u8, usize) {
-        let units = sound_units(&p.kami_kana, &p.kami_pron);
-        let n = units.len().max(2);
+    // A template's first kana and each later kana, in template frames, for a verse of
+    // `units` kana over this verse's span.
+    let pace = |units: usize| -> (usize, usize) {
+        let n = units.max(2);
         let first_s = TEMPLATE_FIRST_S.min(span_s * 0.4);
         let mora_s = ((span_s - first_s) / (n - 1) as f64).max(0.08);
-        let (ff, mf) = (
+        (
             (first_s / step_s).round() as usize,
             (mora_s / step_s).round() as usize,
-        );
+        )
+    };
+    let score_poem = |p: &Poem, second: f64| -> (f64, u8, usize) {
+        let units = sound_units(&p.kami_kana, &p.kami_pron);
+        let (ff, mf) = pace(units.len());
         let mut best = (f64::INFINITY, 0usize);
         for v in 0..voices {
             if let Some((y, _)) = poem_template(t, &units, v, ff, mf) {
@@ -711,13 +716,7 @@ fn name_poem(
         return (None, 0.0, fallback, None);
     };
     let units = sound_units(&pd.kami_kana, &pd.kami_pron);
-    let n = units.len().max(2);
-    let first_s = TEMPLATE_FIRST_S.min(span_s * 0.4);
-    let mora_s = ((span_s - first_s) / (n - 1) as f64).max(0.08);
-    let (ff, mf) = (
-        (first_s / step_s).round() as usize,
-        (mora_s / step_s).round() as usize,
-    );
+    let (ff, mf) = pace(units.len());
     let mut onsets = fallback;
     if let Some((y, starts)) = poem_template(t, &units, v1, ff, mf) {
         let (_, first_i) = dtw(&x, &mean_normalised(&y), true, f64::INFINITY);
