@@ -470,8 +470,9 @@ fn first_sound(tr: &Tracks, voiced_start: usize, back: usize) -> usize {
 }
 
 /// Banded DTW between signal frames `x` and template `y`; the mean cost on the path, and
-/// with `want_path` the first signal frame aligned to each template frame. Without the
-/// path, a match that must cost more than `abandon_above` is given up (infinity).
+/// with `want_path` the first signal frame aligned to each template frame. A match that
+/// must cost more than `abandon_above` is given up (infinity). Without the path only two
+/// rows of the cost matrix are kept.
 fn dtw(
     x: &[[f32; CEPS]],
     y: &[[f32; CEPS]],
@@ -484,7 +485,10 @@ fn dtw(
     }
     let inf = f32::INFINITY;
     let band = BAND_FRAMES.max(n.abs_diff(m) + 4);
-    let centre = |i: usize| i * m / n;
+    let span = |i: usize| {
+        let c = i * m / n;
+        (c.saturating_sub(band), (c + band + 1).min(m))
+    };
     let dist = |i: usize, j: usize| -> f32 {
         let mut s = 0.0;
         for k in 0..CEPS {
@@ -493,40 +497,56 @@ fn dtw(
         }
         s.sqrt()
     };
-    if !want_path {
-        return (dtw_cost(n, m, band, abandon_above, dist), Vec::new());
-    }
-    let mut d = vec![inf; n * m];
+    let limit = (abandon_above * (n + m) as f64) as f32;
+    // Row i of the matrix is row `row(i)` of `d`: all of them with the path, else two in
+    // turn (a reused row is cleared over the span it held before).
+    let rows = if want_path { n } else { 2 };
+    let row = |i: usize| if want_path { i } else { i % 2 };
+    let mut d = vec![inf; rows * m];
+    let before = vec![inf; m];
     for i in 0..n {
-        let c = centre(i);
-        let lo = c.saturating_sub(band);
-        let hi = (c + band + 1).min(m);
+        let (lo, hi) = span(i);
+        if !want_path && i >= 2 {
+            let (slo, shi) = span(i - 2);
+            d[row(i) * m + slo..row(i) * m + shi].fill(inf);
+        }
+        // The previous row (all infinite above the first) and this one.
+        let (prev, cur): (&[f32], &mut [f32]) = if i == 0 {
+            (&before, &mut d[..m])
+        } else {
+            let (r0, r1) = (row(i - 1), row(i));
+            if r0 < r1 {
+                let (a, b) = d.split_at_mut(r1 * m);
+                (&a[r0 * m..r0 * m + m], &mut b[..m])
+            } else {
+                let (a, b) = d.split_at_mut(r0 * m);
+                (&b[..m], &mut a[r1 * m..r1 * m + m])
+            }
+        };
         for j in lo..hi {
             let best = if i == 0 && j == 0 {
                 0.0
+            } else if j > 0 {
+                prev[j - 1].min(prev[j]).min(cur[j - 1])
             } else {
-                let mut b = inf;
-                if i > 0 && j > 0 {
-                    b = b.min(d[(i - 1) * m + j - 1]);
-                }
-                if i > 0 {
-                    b = b.min(d[(i - 1) * m + j]);
-                }
-                if j > 0 {
-                    b = b.min(d[i * m + j - 1]);
-                }
-                b
+                prev[j]
             };
             if best < inf {
-                d[i * m + j] = best + dist(i, j);
+                cur[j] = best + dist(i, j);
             }
         }
+        if cur[lo..hi].iter().all(|&c| c > limit) {
+            return (f64::INFINITY, Vec::new());
+        }
     }
-    let total = d[n * m - 1];
+    let total = d[row(n - 1) * m + m - 1];
     if !total.is_finite() {
         return (f64::INFINITY, Vec::new());
     }
     let cost = total as f64 / (n + m) as f64;
+    if !want_path {
+        return (cost, Vec::new());
+    }
     // Backtrack: the first i for each j.
     let mut first_i = vec![usize::MAX; m];
     let (mut i, mut j) = (n - 1, m - 1);
@@ -553,62 +573,6 @@ fn dtw(
         j = best.2;
     }
     (cost, first_i)
-}
-
-/// The banded DTW's mean path cost alone, on two rows (no path kept): the same sums as
-/// `dtw`, without its full matrix.
-/// Gives up (infinity) as soon as every path already costs more than `abandon_above`.
-fn dtw_cost(
-    n: usize,
-    m: usize,
-    band: usize,
-    abandon_above: f64,
-    dist: impl Fn(usize, usize) -> f32,
-) -> f64 {
-    let inf = f32::INFINITY;
-    let limit = (abandon_above * (n + m) as f64) as f32;
-    let span = |i: usize| {
-        let c = i * m / n;
-        (c.saturating_sub(band), (c + band + 1).min(m))
-    };
-    let mut prev = vec![inf; m];
-    let mut cur = vec![inf; m];
-    let mut stale = (0, 0);
-    for i in 0..n {
-        let (lo, hi) = span(i);
-        cur[stale.0..stale.1].fill(inf);
-        for j in lo..hi {
-            let best = if i == 0 && j == 0 {
-                0.0
-            } else {
-                let mut b = inf;
-                if i > 0 && j > 0 {
-                    b = b.min(prev[j - 1]);
-                }
-                if i > 0 {
-                    b = b.min(prev[j]);
-                }
-                if j > 0 {
-                    b = b.min(cur[j - 1]);
-                }
-                b
-            };
-            if best < inf {
-                cur[j] = best + dist(i, j);
-            }
-        }
-        if cur[lo..hi].iter().all(|&c| c > limit) {
-            return f64::INFINITY;
-        }
-        std::mem::swap(&mut prev, &mut cur);
-        stale = if i == 0 { (lo, hi) } else { span(i - 1) };
-    }
-    let total = prev[m - 1];
-    if total.is_finite() {
-        total as f64 / (n + m) as f64
-    } else {
-        f64::INFINITY
-    }
 }
 
 fn mean_normalised(v: &[[f32; CEPS]]) -> Vec<[f32; CEPS]> {

@@ -514,11 +514,7 @@ impl CardTracker {
         let Phase::Moving(mut f) = self.cards[i].phase.clone() else {
             return Ok(());
         };
-        let reach_px = blob::quad_long_side(&self.cards[i].rest_px) * 0.6;
-        let min_area = 0.2 * self.face_area_px;
-        let seen = self
-            .blobs
-            .nearest(bgr, f.last.centre_px, reach_px, min_area, claimed)?;
+        let seen = self.sighting(i, &f, bgr, claimed)?;
         self.tell_touch(i, &mut f, seen.as_ref().map(|b| (b, frame)), events);
         let Some(b) = seen else {
             f.unseen += 1;
@@ -659,6 +655,22 @@ impl CardTracker {
         events.push(e);
     }
 
+    /// Card `i`'s paper in this frame: the unclaimed blob nearest where its flight was
+    /// last seen, within 0.6 of the card's long side, at least a fifth of a card face.
+    fn sighting(
+        &self,
+        i: usize,
+        f: &Flight,
+        bgr: &Mat,
+        claimed: &[[f64; 4]],
+    ) -> Result<Option<blob::SeenBlob>, TrackError> {
+        let reach_px = blob::quad_long_side(&self.cards[i].rest_px) * 0.6;
+        let min_area = 0.2 * self.face_area_px;
+        Ok(self
+            .blobs
+            .nearest(bgr, f.last.centre_px, reach_px, min_area, claimed)?)
+    }
+
     /// Follows card `i`, out of the area, until it lies still or is lost; then its paper
     /// is known.
     fn follow_leaving(
@@ -670,12 +682,7 @@ impl CardTracker {
         let Phase::Leaving(mut f) = self.cards[i].phase.clone() else {
             return Ok(());
         };
-        let reach_px = blob::quad_long_side(&self.cards[i].rest_px) * 0.6;
-        let min_area = 0.2 * self.face_area_px;
-        match self
-            .blobs
-            .nearest(bgr, f.last.centre_px, reach_px, min_area, claimed)?
-        {
+        match self.sighting(i, &f, bgr, claimed)? {
             Some(b) => {
                 claimed.push(b.bbox_px());
                 let step = (b.centre_px[0] - f.last.centre_px[0])
