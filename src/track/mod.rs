@@ -45,6 +45,9 @@ pub const FLIGHT_START_MM: f64 = 8.0;
 pub const SETTLE_STEP_MM: f64 = 0.6;
 /// Frames a moving card must stay settled before it counts as placed.
 pub const SETTLE_FRAMES: u32 = 24;
+/// Frames a moving card whose whole face does not show must lie still before it is
+/// handed to the card search.
+pub const PARTIAL_REST_FRAMES: u32 = 2 * SETTLE_FRAMES;
 /// Frames a moving card may go unseen (under a hand) before it is given up.
 pub const LOST_FRAMES: u32 = 48;
 /// A blob of at least this share of a face's area shows the whole card (ink and blur
@@ -63,9 +66,16 @@ pub const START_REACH: f64 = 0.9;
 pub const START_REACH_PER_S: f64 = 12.0;
 /// ...up to this.
 pub const START_REACH_MAX: f64 = 3.0;
+/// A card lost in flight under a hand claims new paper near where it was last seen for
+/// this long, s (it shows again farther along; a neighbour has not been set moving).
+pub const LOST_CLAIM_S: f64 = 1.0;
 /// Missing cards are searched for (a whole-frame card search and naming) at most this
 /// often, video time...
 pub const SEARCH_EVERY_S: f64 = 0.5;
+/// ...for this long after they went missing, video time (a card sent across the field is
+/// lost under the sender's hand, then covered again by the receiver's until it is
+/// placed: one look is not enough)...
+pub const SEARCH_FOR_S: f64 = 4.0;
 /// ...and not while a fingertip is this near their place (a hand resting over a card
 /// hides it; it has not gone), mm.
 pub const HAND_COVER_MM: f64 = 100.0;
@@ -122,8 +132,15 @@ enum Phase {
     Resting,
     /// Left its place and followed frame by frame.
     Moving(Flight),
-    /// Left its place unseen; to be found again.
-    Missing { since_frame: usize, searched: bool },
+    /// Left its place unseen; to be found again (`searched`: looked for until
+    /// `SEARCH_FOR_S` had passed, in vain). `lost_at_px`: where it was last seen, when it
+    /// was lost in flight under a hand.
+    Missing {
+        since_frame: usize,
+        searched: bool,
+        #[serde(default)]
+        lost_at_px: Option<[f64; 2]>,
+    },
     /// Wholly outside the playing area, followed (without events) until it lies still,
     /// so that its paper there is not taken for another card's.
     Leaving(Flight),
@@ -141,6 +158,9 @@ struct Flight {
     /// Out margin (mm, positive = wholly out) and time of the previous sighting.
     prev_margin: Option<(f64, f64)>,
     settled: u32,
+    /// Frames it has lain still, whether or not its whole face showed.
+    #[serde(default)]
+    still: u32,
     unseen: u32,
     unseen_from_s: Option<f64>,
     angle_deg: f64,
@@ -341,6 +361,7 @@ impl CardTracker {
                         self.cards[i].phase = Phase::Missing {
                             since_frame: frame,
                             searched: false,
+                            lost_at_px: None,
                         };
                     }
                 }
@@ -403,6 +424,26 @@ impl CardTracker {
                 return Ok(());
             }
         }
+        // A card in flight gone under a hand shows again farther along: new paper nearer
+        // its last sighting than this card's place is its own, not this card set moving.
+        for (j, o) in self.cards.iter().enumerate() {
+            let lost_at = match &o.phase {
+                Phase::Moving(of) if of.unseen > 0 => Some(of.last.centre_px),
+                Phase::Missing {
+                    since_frame,
+                    lost_at_px: Some(at),
+                    ..
+                } if (frame.saturating_sub(*since_frame) as f64) < LOST_CLAIM_S * self.fps => {
+                    Some(*at)
+                }
+                _ => None,
+            };
+            if let Some(lc) = lost_at {
+                if j != i && (lc[0] - b.centre_px[0]).hypot(lc[1] - b.centre_px[1]) < d_own {
+                    return Ok(());
+                }
+            }
+        }
         let at = Pt::new(c.centre_mm[0], c.centre_mm[1]);
         let (mut by, mut hand) = self.driver(at, hands)?;
         let tip_mm = self.nearest_tip_mm(at, hands)?;
@@ -449,6 +490,7 @@ impl CardTracker {
             last: b,
             prev_margin: None,
             settled: 0,
+            still: 0,
             unseen: 0,
             unseen_from_s: None,
             angle_deg: angle,
@@ -534,6 +576,7 @@ impl CardTracker {
                 self.cards[i].phase = Phase::Missing {
                     since_frame: frame,
                     searched: false,
+                    lost_at_px: Some(f.last.centre_px),
                 };
             } else {
                 self.cards[i].phase = Phase::Moving(f);
@@ -599,9 +642,22 @@ impl CardTracker {
         } else {
             f.settled = 0;
         }
+        f.still = if step_mm < SETTLE_STEP_MM {
+            f.still + 1
+        } else {
+            0
+        };
         f.last = b;
         if f.settled >= SETTLE_FRAMES {
             self.settle(i, frame, t_s, bgr, f, events)?;
+        } else if f.still >= PARTIAL_REST_FRAMES {
+            // At rest, but its paper never shows whole (it lies partly where another card
+            // lay, or a hand stays on it): the card search finds and names it there.
+            self.cards[i].phase = Phase::Missing {
+                since_frame: frame,
+                searched: false,
+                lost_at_px: None,
+            };
         } else {
             self.cards[i].phase = Phase::Moving(f);
         }
@@ -732,6 +788,7 @@ impl CardTracker {
             self.cards[i].phase = Phase::Missing {
                 since_frame: frame,
                 searched: false,
+                lost_at_px: None,
             };
             return Ok(());
         };
@@ -762,6 +819,7 @@ impl CardTracker {
                 Phase::Missing {
                     since_frame: _frame,
                     searched: true,
+                    lost_at_px: None,
                 }
             };
             return Ok(());
@@ -857,11 +915,19 @@ impl CardTracker {
             .filter(|(c, s)| c.phase == Phase::Resting && s.state != CardState::Moved)
             .map(|(c, _)| c.rest_px)
             .collect();
+        // A card not found now is looked for again until `SEARCH_FOR_S` has passed.
         for &i in &due {
-            if let Phase::Missing { since_frame, .. } = self.cards[i].phase {
+            if let Phase::Missing {
+                since_frame,
+                lost_at_px,
+                ..
+            } = self.cards[i].phase
+            {
+                let gone_s = frame.saturating_sub(since_frame) as f64 / self.fps;
                 self.cards[i].phase = Phase::Missing {
                     since_frame,
-                    searched: true,
+                    searched: gone_s >= SEARCH_FOR_S,
+                    lost_at_px,
                 };
             }
         }

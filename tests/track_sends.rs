@@ -1,0 +1,84 @@
+//! Sends seen from video: `analyze` (hands from the simulator's labels) on small
+//! simulated recordings whose cards are sent across the field. A sent card is lost under
+//! the sender's hand and covered again by the receiver's; the tracker must find it where
+//! it is placed and say `send`, or the sender's touch on it counts as a foul (25-1).
+//! Measured against the simulator's truth: sends found, and none invented.
+
+use karuta_referee::sim::{simulate, Preset, SimOptions};
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const BIN: &str = env!("CARGO_BIN_EXE_karuta-referee");
+
+fn recording(seed: u64) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("karuta-sends-{seed}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let opts = SimOptions {
+        seed,
+        fps: 60.0,
+        width_px: 640,
+        height_px: 360,
+        readings: 6,
+        preset: Preset::Clean,
+        labels: true,
+        ..SimOptions::default()
+    };
+    simulate(&opts, &dir, false).unwrap();
+    dir
+}
+
+/// (from, poem) of every `send` in a JSON-lines event file.
+fn sends(path: &Path) -> BTreeSet<(String, u64)> {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    text.lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|v| v["kind"] == "send")
+        .map(|v| {
+            (
+                v["from"].as_str().unwrap().to_string(),
+                v["poem"].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn sent_cards_are_found_where_they_are_placed() {
+    let (mut truth_n, mut found_n) = (0, 0);
+    for seed in [3302, 3303] {
+        let rec = recording(seed);
+        let out = rec.join("out");
+        let o = Command::new(BIN)
+            .arg("analyze")
+            .arg(&rec)
+            .arg("--out")
+            .arg(&out)
+            .args(["--hands-labels", "--no-report"])
+            .output()
+            .unwrap();
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let truth = sends(&rec.join("truth.jsonl"));
+        let seen = sends(&out.join("events.jsonl"));
+        let invented: Vec<_> = seen.difference(&truth).collect();
+        assert!(
+            invented.is_empty(),
+            "seed {seed}: sends not in the truth: {invented:?}"
+        );
+        truth_n += truth.len();
+        found_n += seen.intersection(&truth).count();
+        let _ = std::fs::remove_dir_all(&rec);
+    }
+    assert!(truth_n >= 10, "the recordings hold {truth_n} sends");
+    // 7 of these 12 are found; before missing cards were looked for more than once and
+    // cards at rest under a hand were handed to the card search, 2.
+    assert!(
+        found_n * 5 >= truth_n * 2,
+        "{found_n} of {truth_n} sends found"
+    );
+}
