@@ -75,10 +75,7 @@ fn sent_cards_are_found_where_they_are_placed() {
         let _ = std::fs::remove_dir_all(&rec);
     }
     assert!(truth_n >= 10, "the recordings hold {truth_n} sends");
-    // 7 of these 12 are found; before missing cards were looked for more than once and
-    // cards at rest under a hand were handed to the card search, 2.
-    assert!(
-        found_n * 5 >= truth_n * 2,
-        "{found_n} of {truth_n} sends found"
-    );
+    // 8 of these 12 are found; before missing cards were looked for more than once and
+    // cards at rest without their whole face showing were handed to the card search, 2.
+    assert!(found_n * 2 >= truth_n, "{found_n} of {truth_n} sends found");
 }

@@ -41,8 +41,10 @@ fn never() -> f64 {
 
 /// A followed card must move this far from its place before it counts as moving, mm.
 pub const FLIGHT_START_MM: f64 = 8.0;
-/// A moving card that moves less than this per frame is settling, mm.
-pub const SETTLE_STEP_MM: f64 = 0.6;
+/// A moving card that stays within this of where it stopped is lying still, mm. Measured
+/// from where it stopped, not frame to frame: under a flickering light its paper's edge,
+/// and so its centre, shifts by a pixel or two from one frame to the next.
+pub const SETTLE_DRIFT_MM: f64 = 3.0;
 /// Frames a moving card must stay settled before it counts as placed.
 pub const SETTLE_FRAMES: u32 = 24;
 /// Frames a moving card whose whole face does not show must lie still before it is
@@ -69,6 +71,9 @@ pub const START_REACH_MAX: f64 = 3.0;
 /// A card lost in flight under a hand claims new paper near where it was last seen for
 /// this long, s (it shows again farther along; a neighbour has not been set moving).
 pub const LOST_CLAIM_S: f64 = 1.0;
+/// A card found by the search within this share of a card's long side of where a
+/// missing card was last seen, and read best as that card, is that card.
+pub const SAME_SPOT: f64 = 0.5;
 /// Missing cards are searched for (a whole-frame card search and naming) at most this
 /// often, video time...
 pub const SEARCH_EVERY_S: f64 = 0.5;
@@ -134,7 +139,7 @@ enum Phase {
     Moving(Flight),
     /// Left its place unseen; to be found again (`searched`: looked for until
     /// `SEARCH_FOR_S` had passed, in vain). `lost_at_px`: where it was last seen, when it
-    /// was lost in flight under a hand.
+    /// was lost in flight under a hand or came to rest without its whole face showing.
     Missing {
         since_frame: usize,
         searched: bool,
@@ -158,9 +163,12 @@ struct Flight {
     /// Out margin (mm, positive = wholly out) and time of the previous sighting.
     prev_margin: Option<(f64, f64)>,
     settled: u32,
-    /// Frames it has lain still, whether or not its whole face showed.
+    /// Frames it has lain still, whether or not its whole face showed...
     #[serde(default)]
     still: u32,
+    /// ...since it stopped here.
+    #[serde(default)]
+    stopped_at_px: Option<[f64; 2]>,
     unseen: u32,
     unseen_from_s: Option<f64>,
     angle_deg: f64,
@@ -491,6 +499,7 @@ impl CardTracker {
             prev_margin: None,
             settled: 0,
             still: 0,
+            stopped_at_px: None,
             unseen: 0,
             unseen_from_s: None,
             angle_deg: angle,
@@ -601,11 +610,6 @@ impl CardTracker {
             size.card_h_mm,
             &self.geometry.playing_area(),
         ) + self.border_mm;
-        let step_mm = {
-            let a = self.map.point_to_field(f.last.centre_px)?;
-            let c = self.map.point_to_field(b.centre_px)?;
-            (a.x_mm - c.x_mm).hypot(a.y_mm - c.y_mm)
-        };
         if margin > 0.0 && full {
             // 17-2: no part of it lies in the playing area. The crossing is placed between
             // the two frames by the margin's linear course.
@@ -637,16 +641,12 @@ impl CardTracker {
         f.prev_margin = Some((margin, t_s));
         f.unseen = 0;
         f.unseen_from_s = None;
-        if step_mm < SETTLE_STEP_MM && full {
-            f.settled += 1;
-        } else {
-            f.settled = 0;
+        if self.lies_still(&mut f, &b) {
+            f.still += 1;
+            if full {
+                f.settled += 1;
+            }
         }
-        f.still = if step_mm < SETTLE_STEP_MM {
-            f.still + 1
-        } else {
-            0
-        };
         f.last = b;
         if f.settled >= SETTLE_FRAMES {
             self.settle(i, frame, t_s, bgr, f, events)?;
@@ -656,7 +656,7 @@ impl CardTracker {
             self.cards[i].phase = Phase::Missing {
                 since_frame: frame,
                 searched: false,
-                lost_at_px: None,
+                lost_at_px: Some(f.last.centre_px),
             };
         } else {
             self.cards[i].phase = Phase::Moving(f);
@@ -741,10 +741,9 @@ impl CardTracker {
         match self.sighting(i, &f, bgr, claimed)? {
             Some(b) => {
                 claimed.push(b.bbox_px());
-                let step = (b.centre_px[0] - f.last.centre_px[0])
-                    .hypot(b.centre_px[1] - f.last.centre_px[1]);
-                let still_px = SETTLE_STEP_MM * self.px_per_mm();
-                f.settled = if step < still_px { f.settled + 1 } else { 0 };
+                if self.lies_still(&mut f, &b) {
+                    f.settled += 1;
+                }
                 f.unseen = 0;
                 f.last = b;
             }
@@ -759,6 +758,22 @@ impl CardTracker {
             self.cards[i].phase = Phase::Leaving(f);
         }
         Ok(())
+    }
+
+    /// Whether a flight's paper, seen at `b`, still lies within `SETTLE_DRIFT_MM` of
+    /// where it stopped; when it has moved on, its stillness starts again from here.
+    fn lies_still(&self, f: &mut Flight, b: &SeenBlob) -> bool {
+        let limit_px = SETTLE_DRIFT_MM * self.px_per_mm();
+        let c = b.centre_px;
+        match f.stopped_at_px {
+            Some(a) if (a[0] - c[0]).hypot(a[1] - c[1]) < limit_px => true,
+            _ => {
+                f.stopped_at_px = Some(c);
+                f.still = 0;
+                f.settled = 0;
+                false
+            }
+        }
     }
 
     /// Decoded pixels per field millimetre, near the field's centre.
@@ -936,8 +951,20 @@ impl CardTracker {
         };
         let found = relocate::relocate(bgr, &still, self.face_area_px, &missing, namer)?;
         for r in found {
-            let Some(poem) = r.name.poem else { continue };
-            let Some(&i) = due.iter().find(|&&i| self.cards[i].poem == Some(poem)) else {
+            // Named; or read best as a card that was seen lying just there (its name need
+            // not stand out: where it lies says which card it is).
+            let i = match r.name.poem {
+                Some(poem) => due.iter().find(|&&i| self.cards[i].poem == Some(poem)),
+                None => due.iter().find(|&&i| {
+                    let c = &self.cards[i];
+                    let here = r.card.centre_px();
+                    c.poem == Some(r.name.best_poem)
+                        && matches!(c.phase, Phase::Missing { lost_at_px: Some(at), .. }
+                            if (at[0] - here[0]).hypot(at[1] - here[1])
+                                < SAME_SPOT * blob::quad_long_side(&c.rest_px))
+                }),
+            };
+            let Some(&i) = i else {
                 continue;
             };
             let quad = r.card.card_px;
