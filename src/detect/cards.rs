@@ -84,7 +84,8 @@ pub fn centre(q: &QuadPx) -> PointPx {
     [sx / 4.0, sy / 4.0]
 }
 
-fn dist(a: PointPx, b: PointPx) -> f64 {
+/// The distance between two image points, px.
+pub fn dist(a: PointPx, b: PointPx) -> f64 {
     (a[0] - b[0]).hypot(a[1] - b[1])
 }
 

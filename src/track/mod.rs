@@ -11,6 +11,7 @@
 
 mod blob;
 
+use crate::detect::cards::dist;
 use crate::detect::layout::MeasuredLayout;
 use crate::detect::motion::{CardState, MonitorState, MotionMonitor};
 use crate::detect::naming::Namer;
@@ -137,12 +138,13 @@ enum Phase {
     Resting,
     /// Left its place and followed frame by frame.
     Moving(Flight),
-    /// Left its place unseen; to be found again (`searched`: looked for until
-    /// `SEARCH_FOR_S` had passed, in vain). `lost_at_px`: where it was last seen, when it
-    /// was lost in flight under a hand or came to rest without its whole face showing.
+    /// Left its place unseen; to be found again (`given_up`: looked for until
+    /// `SEARCH_FOR_S` had passed in vain, or settled where no card is looked for).
+    /// `lost_at_px`: where it was last seen, when it was lost in flight under a hand or
+    /// came to rest without its whole face showing.
     Missing {
         since_frame: usize,
-        searched: bool,
+        given_up: bool,
         #[serde(default)]
         lost_at_px: Option<[f64; 2]>,
     },
@@ -368,7 +370,7 @@ impl CardTracker {
                     if matches!(self.cards[i].phase, Phase::Resting) && state == CardState::Moved {
                         self.cards[i].phase = Phase::Missing {
                             since_frame: frame,
-                            searched: false,
+                            given_up: false,
                             lost_at_px: None,
                         };
                     }
@@ -420,13 +422,13 @@ impl CardTracker {
         if moved < FLIGHT_START_MM {
             return Ok(());
         }
-        let d_own = (centre[0] - b.centre_px[0]).hypot(centre[1] - b.centre_px[1]);
+        let d_own = dist(centre, b.centre_px);
         for (j, o) in self.cards.iter().enumerate() {
             if j == i || o.phase != Phase::Resting || o.disturbed_since_s.is_none() {
                 continue;
             }
             let oc = centre_px(&o.rest_px);
-            if (oc[0] - b.centre_px[0]).hypot(oc[1] - b.centre_px[1]) < d_own
+            if dist(oc, b.centre_px) < d_own
                 && self.blobs.vacated_share(bgr, &o.rest_px)? >= RIVAL_SHARE * own
             {
                 return Ok(());
@@ -447,7 +449,7 @@ impl CardTracker {
                 _ => None,
             };
             if let Some(lc) = lost_at {
-                if j != i && (lc[0] - b.centre_px[0]).hypot(lc[1] - b.centre_px[1]) < d_own {
+                if j != i && dist(lc, b.centre_px) < d_own {
                     return Ok(());
                 }
             }
@@ -584,7 +586,7 @@ impl CardTracker {
                 }
                 self.cards[i].phase = Phase::Missing {
                     since_frame: frame,
-                    searched: false,
+                    given_up: false,
                     lost_at_px: Some(f.last.centre_px),
                 };
             } else {
@@ -655,7 +657,7 @@ impl CardTracker {
             // lay, or a hand stays on it): the card search finds and names it there.
             self.cards[i].phase = Phase::Missing {
                 since_frame: frame,
-                searched: false,
+                given_up: false,
                 lost_at_px: Some(f.last.centre_px),
             };
         } else {
@@ -766,7 +768,7 @@ impl CardTracker {
         let limit_px = SETTLE_DRIFT_MM * self.px_per_mm();
         let c = b.centre_px;
         match f.stopped_at_px {
-            Some(a) if (a[0] - c[0]).hypot(a[1] - c[1]) < limit_px => true,
+            Some(a) if dist(a, c) < limit_px => true,
             _ => {
                 f.stopped_at_px = Some(c);
                 f.still = 0;
@@ -802,7 +804,7 @@ impl CardTracker {
         let Some(quad_px) = blob::card_quad_px(&f.last.outline_px) else {
             self.cards[i].phase = Phase::Missing {
                 since_frame: frame,
-                searched: false,
+                given_up: false,
                 lost_at_px: None,
             };
             return Ok(());
@@ -833,7 +835,7 @@ impl CardTracker {
             } else {
                 Phase::Missing {
                     since_frame: _frame,
-                    searched: true,
+                    given_up: true,
                     lost_at_px: None,
                 }
             };
@@ -889,7 +891,7 @@ impl CardTracker {
             matches!(
                 c.phase,
                 Phase::Missing {
-                    searched: false,
+                    given_up: false,
                     ..
                 }
             )
@@ -907,7 +909,7 @@ impl CardTracker {
                 matches!(
                     c.phase,
                     Phase::Missing {
-                        searched: false,
+                        given_up: false,
                         ..
                     }
                 ) && tips.iter().all(|p| {
@@ -941,7 +943,7 @@ impl CardTracker {
                 let gone_s = frame.saturating_sub(since_frame) as f64 / self.fps;
                 self.cards[i].phase = Phase::Missing {
                     since_frame,
-                    searched: gone_s >= SEARCH_FOR_S,
+                    given_up: gone_s >= SEARCH_FOR_S,
                     lost_at_px,
                 };
             }
@@ -960,7 +962,7 @@ impl CardTracker {
                     let here = r.card.centre_px();
                     c.poem == Some(r.name.best_poem)
                         && matches!(c.phase, Phase::Missing { lost_at_px: Some(at), .. }
-                            if (at[0] - here[0]).hypot(at[1] - here[1])
+                            if dist(at, here)
                                 < SAME_SPOT * blob::quad_long_side(&c.rest_px))
                 }),
             };
