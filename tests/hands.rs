@@ -167,3 +167,27 @@ fn model_with_another_input_shape_is_one_line_and_exit_2() {
     let e = bad_model(&p);
     assert!(e.contains("input shape"), "{e}");
 }
+
+#[test]
+fn bad_contact_model_beside_the_hand_model_is_one_line_and_exit_2() {
+    let dir = tmp("contact");
+    std::fs::create_dir_all(&dir).unwrap();
+    let hands = dir.join("hands.onnx");
+    std::fs::copy(model(), &hands).unwrap();
+    let contact = dir.join("contact.onnx");
+    std::fs::write(&contact, "this is not a network\n").unwrap();
+    let o = bin()
+        .arg("perceive")
+        .arg(&dir)
+        .arg("--model")
+        .arg(&hands)
+        .output()
+        .expect("run perceive");
+    let err = String::from_utf8_lossy(&o.stderr).to_string();
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "one line: {err}");
+    assert!(
+        err.contains(&contact.display().to_string()) && err.contains("ONNX"),
+        "names the contact model: {err}"
+    );
+}

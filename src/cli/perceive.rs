@@ -9,6 +9,7 @@
 use crate::cli::{read_text, write_json_line};
 use crate::detect::video::{find_video, Video};
 use crate::field::{Calibration, FieldMap};
+use crate::hands::contact::ContactModel;
 use crate::hands::score::{score, LabelFrame};
 use crate::hands::{HandFrame, HandModel, HandsError, PerceiveOptions, Perceiver};
 use crate::rules::{self, InputError};
@@ -121,11 +122,12 @@ pub fn perceive(
     std::fs::create_dir_all(out_dir).with_context(|| format!("creating {}", out_dir.display()))?;
     // The model first: a bad model file is reported before any video is read.
     let net = HandModel::load(model, opts.backend, opts.threads).map_err(hands_error)?;
+    let contact = ContactModel::beside(model).map_err(hands_error)?;
     let video_path = find_video(dir).map_err(video_error)?;
     let (layout, cal) = layout_and_calibration(dir, out_dir)?;
     let map = FieldMap::from_calibration(&cal, layout.field.clone())
         .map_err(|e| hands_error(e.into()))?;
-    let mut perceiver = Perceiver::from_parts(net, map, &layout, opts);
+    let mut perceiver = Perceiver::from_parts(net, contact, map, &layout, opts);
     let mut video = Video::open(&video_path).map_err(video_error)?;
     let total = frame_count(&video_path);
 

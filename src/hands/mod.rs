@@ -6,11 +6,13 @@
 //! `field` and `rules` types; it never judges: fouls and takes belong to `rules`.
 //!
 //! - `model`: loading the network, preparing a frame, reading its output maps.
+//! - `contact`: the contact network: is a fingertip pressing, from a crop around it.
 //! - `decode`: output maps -> hands (player, hand, outline, fingertips, contact point).
 //! - `perceive`: the per-frame schedule (a reduced rate, refined where something changes)
 //!   and the events with sub-frame times.
 //! - `score`: hands and events compared with the simulator's labels and truth.
 
+pub mod contact;
 pub mod decode;
 pub mod model;
 pub mod perceive;

@@ -136,7 +136,9 @@ impl HandModel {
             return Err(bad("file not found".into()));
         }
         let engine = match backend {
-            Backend::Tract => Engine::Tract(load_tract(path).map_err(bad)?),
+            Backend::Tract => Engine::Tract(
+                load_tract_plan(path, [1, 3, MODEL_IN_H_PX, MODEL_IN_W_PX]).map_err(bad)?,
+            ),
             Backend::Ort => load_ort(path, threads).map_err(bad)?,
         };
         Ok(HandModel {
@@ -199,8 +201,8 @@ fn to_input(bgr: &Mat) -> Result<Vec<f32>, HandsError> {
     Ok(out)
 }
 
-/// Checks the declared input shape, then optimises for it.
-fn load_tract(path: &Path) -> Result<TractPlan, String> {
+/// Checks that the model has one input of the shape `want`, then optimises it for that.
+pub(crate) fn load_tract_plan(path: &Path, want: [usize; 4]) -> Result<TractPlan, String> {
     let model = tract_onnx::onnx()
         .model_for_path(path)
         .map_err(|e| format!("not a readable ONNX model ({})", root_cause(&e)))?;
@@ -209,31 +211,22 @@ fn load_tract(path: &Path) -> Result<TractPlan, String> {
         return Err(format!("expected one input, found {inputs}"));
     }
     let fact = model.input_fact(0).map_err(|e| e.to_string())?;
-    let want = [1usize, 3, MODEL_IN_H_PX, MODEL_IN_W_PX];
     let dims: Option<Vec<usize>> = fact
         .shape
         .dims()
         .map(|d| d.concretize().and_then(|t| t.as_i64().map(|v| v as usize)))
         .collect();
+    let shape = format!("{} x {} x {} x {}", want[0], want[1], want[2], want[3]);
     match dims {
         Some(d) if d == want => {}
-        Some(d) => {
-            return Err(format!(
-            "input shape is {d:?}, expected {want:?} (1 x 3 x {MODEL_IN_H_PX} x {MODEL_IN_W_PX})"
-        ))
-        }
+        Some(d) => return Err(format!("input shape is {d:?}, expected {want:?} ({shape})")),
         None => return Err(format!("input shape is not fixed, expected {want:?}")),
     }
     model
         .with_input_fact(0, f32::fact(want).into())
         .and_then(|m| m.into_optimized())
         .and_then(|m| m.into_runnable())
-        .map_err(|e| {
-            format!(
-                "cannot be prepared for 1x3x{MODEL_IN_H_PX}x{MODEL_IN_W_PX}: {}",
-                root_cause(&e)
-            )
-        })
+        .map_err(|e| format!("cannot be prepared for {shape}: {}", root_cause(&e)))
 }
 
 fn root_cause(e: &anyhow::Error) -> String {

@@ -7,12 +7,14 @@
 //! Reads frames in order, the calibration and the card positions; emits `touch` (direct),
 //! `enter` and `leave` (contract section 4). It never judges.
 
+use super::contact::{ContactModel, CropSource};
 use super::decode::{decode, HandFrame, HandObs, SLOTS};
 use super::model::{shrink, Backend, HandModel, SmallFrame};
 use super::HandsError;
 use crate::field::{Calibration, FieldMap};
 use crate::rules::geometry::{rotated_rect, FieldGeometry, Pt};
 use crate::rules::model::{Event, EventKind, Hand, Layout, Player};
+use opencv::prelude::MatTraitConst;
 use std::collections::VecDeque;
 use std::path::Path;
 
@@ -21,6 +23,13 @@ use std::path::Path;
 pub const TOUCH_RADIUS_MM: f64 = 8.0;
 /// Contact probability at which a fingertip is taken to press.
 pub const CONTACT_MIN_P: f64 = 0.5;
+/// The contact network looks at a fingertip this close to a card (a fingertip found by the
+/// hand network lies some millimetres from the true one).
+pub const CONTACT_NEAR_CARD_MM: f64 = 20.0;
+/// A pressing fingertip (by the contact network) presses the card within this distance.
+pub const CONTACT_CARD_RADIUS_MM: f64 = 14.0;
+/// At most this many fingertips of a hand are looked at, nearest to a card first.
+pub const CONTACT_TIPS_MAX: usize = 3;
 /// A hand's change not confirmed because the hand went unseen is dropped after this
 /// long, s (events are given out in time order, so an open change holds back the rest).
 pub const PENDING_UNSEEN_MAX_S: f64 = 0.2;
@@ -54,6 +63,9 @@ pub struct PerceiveStats {
     pub frames: usize,
     pub inferences: usize,
     pub infer_s: f64,
+    /// Fingertips the contact network looked at, and its time.
+    pub contact_runs: usize,
+    pub contact_s: f64,
 }
 
 /// What one pushed frame produced: the frames the network ran on (in frame order, those
@@ -123,7 +135,13 @@ pub struct Perceiver {
     layout: Layout,
     cards: Vec<(u8, [Pt; 4])>,
     opts: PerceiveOptions,
-    ring: VecDeque<(usize, f64, SmallFrame)>,
+    ring: VecDeque<(usize, f64, SmallFrame, Option<CropSource>)>,
+    /// The contact network, when there is one; without it contact is the hand network's
+    /// map 7.
+    contact: Option<ContactModel>,
+    /// The latest frame in which no hand was over the playing area (at two runs in a
+    /// row), for the contact network.
+    plate: Option<CropSource>,
     last: Option<Sample>,
     slots: [SlotState; 4],
     /// Confirmed events not yet given out: they leave in time order once no pending
@@ -151,13 +169,16 @@ impl Perceiver {
         layout: &Layout,
         opts: &PerceiveOptions,
     ) -> Result<Perceiver, HandsError> {
+        let contact = ContactModel::beside(model)?;
         let model = HandModel::load(model, opts.backend, opts.threads)?;
-        Ok(Perceiver::from_parts(model, map, layout, opts))
+        Ok(Perceiver::from_parts(model, contact, map, layout, opts))
     }
 
-    /// The same, from a model already loaded.
+    /// The same, from models already loaded (`with_map` takes the contact network beside
+    /// the hand model's file, `contact.onnx`, when there is one).
     pub fn from_parts(
         model: HandModel,
+        contact: Option<ContactModel>,
         map: FieldMap,
         layout: &Layout,
         opts: &PerceiveOptions,
@@ -189,11 +210,18 @@ impl Perceiver {
             cards,
             opts: opts.clone(),
             ring: VecDeque::new(),
+            contact,
+            plate: None,
             last: None,
             slots: Default::default(),
             held: Vec::new(),
             stats: PerceiveStats::default(),
         }
+    }
+
+    /// The contact network in use, if any.
+    pub fn contact_model(&self) -> Option<&Path> {
+        self.contact.as_ref().map(|c| c.path())
     }
 
     /// Replaces the cards a fingertip can press (poem, corners in field mm): the card
@@ -223,14 +251,32 @@ impl Perceiver {
         }
         .max(1);
         let due = self.last.as_ref().is_none_or(|s| frame >= s.frame + stride);
+        // Contact crops are cut only while a hand is over the field (or the network runs
+        // on this frame): nothing presses a card from outside.
+        let active = self.last.as_ref().is_some_and(|s| s.any_inside());
+        let crop = match (&self.contact, due || active) {
+            (Some(_), true) => Some(CropSource::new(bgr)?),
+            _ => None,
+        };
         if !due {
-            self.ring.push_back((frame, t_s, small));
+            self.ring.push_back((frame, t_s, small, crop));
             return Ok(Perceived::default());
         }
         let prev = self.last.take();
-        let new = self.sample(frame, t_s, &small, prev.as_ref());
+        let new = self.sample(frame, t_s, &small, crop.as_ref(), prev.as_ref());
         self.last = prev;
         let new = new?;
+        let clear = !new.any_inside() && self.last.as_ref().is_none_or(|s| !s.any_inside());
+        let crop = match (crop, clear) {
+            (Some(c), true) => {
+                self.plate = Some(CropSource {
+                    bgr: c.bgr.try_clone()?,
+                    scale: c.scale,
+                });
+                Some(c)
+            }
+            (c, _) => c,
+        };
         let mut chain = match self.last.take() {
             Some(prev) => {
                 let mut between = Vec::new();
@@ -244,7 +290,7 @@ impl Perceiver {
             None => vec![new],
         };
         self.ring.clear();
-        self.ring.push_back((frame, t_s, small));
+        self.ring.push_back((frame, t_s, small, crop));
         let mut out = Perceived::default();
         for w in chain.windows(2) {
             let mut confirmed = Vec::new();
@@ -297,6 +343,7 @@ impl Perceiver {
         frame: usize,
         t_s: f64,
         small: &SmallFrame,
+        crop: Option<&CropSource>,
         reference: Option<&Sample>,
     ) -> Result<Sample, HandsError> {
         let t0 = std::time::Instant::now();
@@ -306,7 +353,7 @@ impl Perceiver {
         let mut hands = decode(&maps)?;
         let mut pointed = Vec::with_capacity(hands.len());
         for h in hands.iter_mut() {
-            pointed.push(self.place(h)?);
+            pointed.push(self.place(h, crop)?);
         }
         if let Some(r) = reference {
             hands = keep_identity(&r.hands, hands, &pointed);
@@ -319,7 +366,11 @@ impl Perceiver {
 
     /// Inside, reach, lead and the card pressed, from the field; the player from where
     /// the hand points when that is clear (returned then).
-    fn place(&self, h: &mut HandObs) -> Result<Option<Player>, HandsError> {
+    fn place(
+        &mut self,
+        h: &mut HandObs,
+        crop: Option<&CropSource>,
+    ) -> Result<Option<Player>, HandsError> {
         // The outline in the field, projected once for the pointing and the reach.
         let poly = if h.outline_px.len() >= 3 {
             Some(self.map.to_field(&h.outline_px)?)
@@ -349,6 +400,10 @@ impl Perceiver {
                 .fold(f64::NEG_INFINITY, f64::max);
         }
         h.contact = None;
+        if let Some(src) = crop.filter(|_| self.contact.is_some() && self.plate.is_some()) {
+            self.press(h, src)?;
+            return Ok(pointed);
+        }
         if let (Some(px), true) = (h.contact_px, h.contact_p >= CONTACT_MIN_P) {
             let pt = self.map.point_to_field(px)?;
             h.contact = self
@@ -362,6 +417,78 @@ impl Perceiver {
         Ok(pointed)
     }
 
+    /// Contact by the contact network: each of the hand's fingertips near a card (nearest
+    /// first, at most `CONTACT_TIPS_MAX`) is looked at; the most likely pressing one gives
+    /// the contact probability and point, and the card it presses.
+    fn press(&mut self, h: &mut HandObs, src: &CropSource) -> Result<(), HandsError> {
+        let (Some(net), Some(plate)) = (&self.contact, &self.plate) else {
+            return Ok(());
+        };
+        h.contact_p = 0.0;
+        h.contact_px = None;
+        if h.fingertips_px.is_empty() {
+            return Ok(());
+        }
+        let tips = self.map.to_field(&h.fingertips_px)?;
+        let mut near: Vec<(usize, f64)> = tips
+            .iter()
+            .enumerate()
+            .filter_map(|(i, t)| {
+                self.cards
+                    .iter()
+                    .map(|(_, c)| dist_to_quad(*t, c))
+                    .min_by(f64::total_cmp)
+                    .filter(|d| *d <= CONTACT_NEAR_CARD_MM)
+                    .map(|d| (i, d))
+            })
+            .collect();
+        near.sort_by(|a, b| a.1.total_cmp(&b.1));
+        let mut best: Option<(f64, usize)> = None;
+        for &(i, _) in near.iter().take(CONTACT_TIPS_MAX) {
+            let t0 = std::time::Instant::now();
+            let scale = self.px_per_mm(tips[i])?;
+            let p = net.press_p(src, plate, h.fingertips_px[i], scale)?;
+            self.stats.contact_s += t0.elapsed().as_secs_f64();
+            self.stats.contact_runs += 1;
+            if best.is_none_or(|(bp, _)| p > bp) {
+                best = Some((p, i));
+            }
+        }
+        let Some((p, i)) = best else {
+            return Ok(());
+        };
+        h.contact_p = p;
+        h.contact_px = Some(h.fingertips_px[i]);
+        if p >= CONTACT_MIN_P {
+            h.contact = self
+                .cards
+                .iter()
+                .map(|(poem, c)| (*poem, dist_to_quad(tips[i], c)))
+                .filter(|(_, d)| *d <= CONTACT_CARD_RADIUS_MM)
+                .min_by(|a, b| a.1.total_cmp(&b.1))
+                .map(|(p, _)| p);
+        }
+        Ok(())
+    }
+
+    /// Image pixels a millimetre of the field at a point (the mean of the two axes).
+    fn px_per_mm(&self, at: Pt) -> Result<f64, HandsError> {
+        let d = 10.0;
+        let q = self.map.to_image(&[
+            at,
+            Pt {
+                x_mm: at.x_mm + d,
+                y_mm: at.y_mm,
+            },
+            Pt {
+                x_mm: at.x_mm,
+                y_mm: at.y_mm + d,
+            },
+        ])?;
+        let len = |a: [f64; 2], b: [f64; 2]| ((a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2)).sqrt();
+        Ok(0.5 * (len(q[0], q[1]) + len(q[0], q[2])) / d)
+    }
+
     /// Halves the frames between two runs whose hands differ, until every change lies
     /// between neighbouring frames.
     fn refine(&mut self, a: &Sample, b: &Sample, out: &mut Vec<Sample>) -> Result<(), HandsError> {
@@ -369,11 +496,18 @@ impl Perceiver {
             return Ok(());
         }
         let mid = (a.frame + b.frame) / 2;
-        let Some(i) = self.ring.iter().position(|(f, _, _)| *f == mid) else {
+        let Some(i) = self.ring.iter().position(|(f, _, _, _)| *f == mid) else {
             return Ok(());
         };
-        let (f, t, small) = {
-            let (f, t, s) = &self.ring[i];
+        let (f, t, small, crop) = {
+            let (f, t, s, c) = &self.ring[i];
+            let crop = match c {
+                Some(c) => Some(CropSource {
+                    bgr: c.bgr.try_clone()?,
+                    scale: c.scale,
+                }),
+                None => None,
+            };
             (
                 *f,
                 *t,
@@ -382,9 +516,10 @@ impl Perceiver {
                     scale: s.scale,
                     frame_px: s.frame_px,
                 },
+                crop,
             )
         };
-        let m = self.sample(f, t, &small, Some(a))?;
+        let m = self.sample(f, t, &small, crop.as_ref(), Some(a))?;
         self.refine(a, &m, out)?;
         self.refine(&m, b, out)?;
         out.push(m);

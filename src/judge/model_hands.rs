@@ -3,9 +3,12 @@
 //! its events come out final and in time order.
 //!
 //! What reaches the rulings is filtered by what the model measurably does well
-//! (docs/hands.md): its contact signal finds few true touches and many false ones, so
-//! its touches are not ruled on (the card tracker infers touches from the cards they
-//! set moving, with the driver from these hands' fingertips); an entry or a leave
+//! (docs/hands.md): touches are ruled on only when the contact network
+//! (`models/contact.onnx`) judged them; the hand network's own contact map finds few
+//! true touches and many false ones. Either way the card tracker also infers touches
+//! from the cards they set moving, with the driver from these hands' fingertips, and a
+//! touch the hands saw replaces the one inferred for the same player and card. A touch's
+//! hand is the player's usual hand once that is known (below). An entry or a leave
 //! counts only once it has held for `HOLD_S` (a hand flickering at the edge, or a
 //! pair briefly taken for another, does not enter). Which hand drove a card is the
 //! model's left or right only while two of the player's hands reach about as deep into
@@ -94,11 +97,15 @@ pub struct ModelHands {
     votes: [[u64; 2]; 2],
     /// The latest event time seen from the perceiver.
     events_until_s: f64,
+    /// The perceiver's touches are ruled on (it has the contact network).
+    touches: bool,
 }
 
 impl ModelHands {
     pub fn new(perceiver: Perceiver, name: String) -> ModelHands {
+        let touches = perceiver.contact_model().is_some();
         ModelHands {
+            touches,
             perceiver,
             name,
             latest: Vec::new(),
@@ -210,6 +217,23 @@ impl ModelHands {
                     out.extend(self.hold.release(now_s, e.t_s));
                     self.hold.push(e);
                 }
+                EventKind::Touch {
+                    player,
+                    hand,
+                    poem,
+                    direct,
+                } if self.touches => {
+                    let hand = self.usual(player).unwrap_or(hand);
+                    out.push(Event {
+                        what: EventKind::Touch {
+                            player,
+                            hand,
+                            poem,
+                            direct,
+                        },
+                        ..e
+                    });
+                }
                 EventKind::Touch { .. } => {}
                 _ => out.push(e),
             }
@@ -250,7 +274,10 @@ impl HandSource for ModelHands {
     }
 
     fn describe(&self) -> String {
-        format!("hand model {}", self.name)
+        match self.perceiver.contact_model() {
+            Some(c) => format!("hand model {}, contact model {}", self.name, c.display()),
+            None => format!("hand model {}", self.name),
+        }
     }
 }
 

@@ -1,0 +1,172 @@
+//! The contact network (`models/contact.onnx`): is a fingertip the hand network found
+//! pressing at table height, or held above it?
+//!
+//! Seen from above the cue is the hand's shadow: a fingertip held above the tatami has its
+//! shadow beside it, a pressing one meets it. The network sees a square of the field
+//! around the fingertip, sampled at `CROP_MM_PER_PX` whatever the recording's resolution
+//! (the scale is the field map's own at that point), beside the same square of the plate
+//! (the latest frame with no hand over the playing area), against which a shadow stands
+//! out whatever the tatami, cards and light look like; it answers with one logit
+//! (`train/train_contact.py`, docs/hands.md). It runs only for fingertips close to a
+//! card, on frames the hand network runs on. It is optional: without the file, contact
+//! is the hand network's own map.
+
+use super::model::load_tract_plan;
+use super::HandsError;
+use opencv::core::{self, Mat, Scalar, Size};
+use opencv::imgproc;
+use opencv::prelude::*;
+use std::path::{Path, PathBuf};
+use tract_onnx::prelude::*;
+
+/// The network's input side, px, and its channels (the frame's RGB, the plate's RGB).
+pub const CROP_PX: usize = 48;
+pub const CROP_CHANNELS: usize = 6;
+/// Millimetres of the field a crop pixel covers.
+pub const CROP_MM_PER_PX: f64 = 2.0;
+/// Width of the frame copy the crops are cut from: frames wider than this are halved
+/// first (an area average, as the training crops were made at about 2 mm a pixel).
+pub const CROP_SOURCE_MAX_W_PX: i32 = 960;
+
+/// The committed model's file name, beside the hand model.
+pub const CONTACT_FILE: &str = "contact.onnx";
+
+/// A frame kept for contact crops: the frame, halved when wide, and its scale from frame
+/// pixels.
+pub struct CropSource {
+    pub bgr: Mat,
+    pub scale: f64,
+}
+
+impl CropSource {
+    pub fn new(frame: &Mat) -> Result<CropSource, HandsError> {
+        if frame.cols() > CROP_SOURCE_MAX_W_PX {
+            let mut half = Mat::default();
+            imgproc::resize(
+                frame,
+                &mut half,
+                Size::new(frame.cols() / 2, frame.rows() / 2),
+                0.0,
+                0.0,
+                imgproc::INTER_AREA,
+            )?;
+            let scale = half.cols() as f64 / frame.cols() as f64;
+            Ok(CropSource { bgr: half, scale })
+        } else {
+            Ok(CropSource {
+                bgr: frame.try_clone()?,
+                scale: 1.0,
+            })
+        }
+    }
+}
+
+/// The contact network, ready to run.
+pub struct ContactModel {
+    plan: std::sync::Arc<TypedRunnableModel>,
+    path: PathBuf,
+}
+
+impl ContactModel {
+    pub fn load(path: &Path) -> Result<ContactModel, HandsError> {
+        let bad = |problem: String| HandsError::Model {
+            path: path.to_path_buf(),
+            problem,
+        };
+        if !path.is_file() {
+            return Err(bad("file not found".into()));
+        }
+        let plan = load_tract_plan(path, [1, CROP_CHANNELS, CROP_PX, CROP_PX]).map_err(bad)?;
+        Ok(ContactModel {
+            plan,
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// The contact model beside a hand model, when there is one.
+    pub fn beside(hand_model: &Path) -> Result<Option<ContactModel>, HandsError> {
+        let p = hand_model.with_file_name(CONTACT_FILE);
+        if p.is_file() {
+            ContactModel::load(&p).map(Some)
+        } else {
+            Ok(None)
+        }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The probability that the fingertip at `tip_px` (frame pixels) presses, where the
+    /// image holds `px_per_mm` frame pixels a millimetre; `plate` is the latest frame with
+    /// no hand over the playing area.
+    pub fn press_p(
+        &self,
+        src: &CropSource,
+        plate: &CropSource,
+        tip_px: [f64; 2],
+        px_per_mm: f64,
+    ) -> Result<f64, HandsError> {
+        let n = CROP_PX * CROP_PX;
+        let mut input = vec![0f32; CROP_CHANNELS * n];
+        cut(src, tip_px, px_per_mm, &mut input[..3 * n])?;
+        cut(plate, tip_px, px_per_mm, &mut input[3 * n..])?;
+        let t: Tensor =
+            tract_ndarray::Array4::from_shape_vec((1, CROP_CHANNELS, CROP_PX, CROP_PX), input)
+                .map_err(|e| HandsError::Inference(e.to_string()))?
+                .into();
+        let out = self
+            .plan
+            .run(tvec!(t.into()))
+            .map_err(|e| HandsError::Inference(e.to_string()))?;
+        let logit = out[0]
+            .to_plain_array_view::<f32>()
+            .map_err(|e| HandsError::Inference(e.to_string()))?
+            .iter()
+            .copied()
+            .next()
+            .ok_or_else(|| HandsError::Inference("contact model gave no output".into()))?;
+        Ok(1.0 / (1.0 + (-logit as f64).exp()))
+    }
+}
+
+/// Cuts the square around `tip_px` (frame pixels) from `src` into three planes of RGB in
+/// [-0.5, 0.5].
+fn cut(
+    src: &CropSource,
+    tip_px: [f64; 2],
+    px_per_mm: f64,
+    out: &mut [f32],
+) -> Result<(), HandsError> {
+    // Source pixels per crop pixel, and the affine map source -> crop.
+    let k = px_per_mm * src.scale * CROP_MM_PER_PX;
+    if !(k.is_finite() && k > 0.0) {
+        return Err(HandsError::Inference(format!(
+            "no image scale at {tip_px:?} ({px_per_mm} px a mm)"
+        )));
+    }
+    let c = [tip_px[0] * src.scale, tip_px[1] * src.scale];
+    let half = CROP_PX as f64 / 2.0;
+    let m = Mat::from_slice_2d(&[
+        [1.0 / k, 0.0, half - c[0] / k],
+        [0.0, 1.0 / k, half - c[1] / k],
+    ])?;
+    let mut crop = Mat::default();
+    imgproc::warp_affine(
+        &src.bgr,
+        &mut crop,
+        &m,
+        Size::new(CROP_PX as i32, CROP_PX as i32),
+        imgproc::INTER_LINEAR,
+        core::BORDER_REPLICATE,
+        Scalar::all(0.0),
+    )?;
+    let bytes = crop.data_bytes()?;
+    let n = CROP_PX * CROP_PX;
+    for (i, px) in bytes.chunks_exact(3).enumerate().take(n) {
+        out[i] = px[2] as f32 / 255.0 - 0.5;
+        out[n + i] = px[1] as f32 / 255.0 - 0.5;
+        out[2 * n + i] = px[0] as f32 / 255.0 - 0.5;
+    }
+    Ok(())
+}

@@ -1,0 +1,156 @@
+"""Training data for the contact model, made by the project's own simulator.
+
+The contact model answers one question about one fingertip the hand model found: is the
+hand's fingertip down at table height (pressing), or held above it? Seen from above the
+cue is the hand's shadow: a fingertip held 25-70 mm above the tatami has its shadow
+beside it, a pressing one meets its shadow. The model sees a square of the frame around
+the fingertip measured in millimetres of the field (the layout's own scale), so the
+same model serves any resolution.
+
+For every labelled hand over or near the playing area, this writes a crop of
+`SIDE_MM` millimetres around its middle fingertip at `MM_PER_PX` (the training script
+turns, scales and shifts it and cuts the model's input from the centre), the offsets of
+its index and ring fingertips inside the crop (a found fingertip may be either), the
+middle fingertip's height and whether it touches a card.
+
+    python train/make_contact_data.py --bin target/release/karuta-referee --data data/contact
+
+Seeds 1000-1999 only (the evaluation seeds are never drawn here). Writes
+`DATA/crops.npy` (uint8 N x 80 x 80 x 3, BGR), `DATA/plates.npy` (the same square of
+the latest frame with no hand over the playing area: the field as it lies, shadows
+and all, before the hand came) and `DATA/meta.npy` (float32 N x 8:
+height mm, touching, index dx, dy, ring dx, dy (crop px), preset, seed).
+"""
+
+import argparse
+import json
+import math
+import os
+import subprocess
+
+import cv2
+import numpy as np
+
+MM_PER_PX = 2.0
+SIDE_PX = 80
+SIDE_MM = SIDE_PX * MM_PER_PX
+PRESETS = ["clean", "realistic", "hard"]
+
+# (seed, preset, size, fps, readings). 60 fps recordings give many hands; 240 fps ones
+# give the few frames of each touch.
+RECORDINGS = [(1000 + i, p, "640x360", 60, 6) for i, p in
+              enumerate(PRESETS * 4, start=1)] + \
+             [(1012 + i, p, "640x360", 240, 6) for i, p in enumerate(PRESETS * 2, start=1)] + \
+             [(1019, "clean", "1280x720", 240, 5), (1020, "realistic", "1280x720", 240, 5),
+              (1021, "hard", "1280x720", 240, 5), (1022, "realistic", "1280x720", 240, 5)]
+# Frames wider than this are halved (area average) before crops are cut, as
+# `hands::contact::CropSource` does.
+HALVE_ABOVE_W = 960
+
+
+def simulate(binary, out, seed, preset, size, fps, readings):
+    if os.path.exists(os.path.join(out, "DONE")):
+        return
+    cmd = [binary, "simulate", "--seed", str(seed), "--preset", preset, "--size", size,
+           "--fps", str(fps), "--readings", str(readings), "--labels", "--out", out]
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+    open(os.path.join(out, "DONE"), "w").close()
+
+
+def px_per_mm(h):
+    """The image scale at the hand, from its outline in pixels and on the tatami."""
+    a, b = h["outline_px"], h["outline_mm"]
+    best = 0.0, 1.0
+    for i in range(len(a)):
+        for j in range(i + 1, len(a)):
+            d = math.dist(b[i], b[j])
+            if d > best[1]:
+                best = math.dist(a[i], a[j]), d
+    return best[0] / best[1] if best[1] > 1.0 else None
+
+
+def wanted(h, fps, frame, rng):
+    """Which hand-frames to keep: every one near table height, hovering ones often,
+    higher ones now and then, all over or near the playing area."""
+    mid = h["keypoints_mm"]["middle"]
+    if abs(mid[0]) > 520 or abs(mid[1]) > 330:
+        return False
+    z = mid[2]
+    step = max(1, fps // 60)
+    if h["touching"] or (z <= 2.0 and h["inside"]):
+        return True
+    if frame % step:
+        return False
+    if z <= 2.0:
+        return rng.random() < 0.15
+    if z <= 90.0:
+        return rng.random() < 0.6
+    return rng.random() < 0.12
+
+
+def extract(rec, seed, preset, fps, rng):
+    with open(os.path.join(rec, "labels", "frames.jsonl")) as fh:
+        frames = [json.loads(l) for l in fh]
+    cap = cv2.VideoCapture(os.path.join(rec, "video.mp4"))
+    crops, plates, meta = [], [], []
+    plate = None
+    for f in frames:
+        ok, img = cap.read()
+        if not ok:
+            break
+        shrink = 1.0
+        if img.shape[1] > HALVE_ABOVE_W:
+            img = cv2.resize(img, (img.shape[1] // 2, img.shape[0] // 2), interpolation=cv2.INTER_AREA)
+            shrink = 0.5
+        if plate is None or not any(h["inside"] for h in f["hands"]):
+            plate = img
+        for h in f["hands"]:
+            if not wanted(h, fps, f["frame"], rng):
+                continue
+            s = px_per_mm(h)
+            if s is None:
+                continue
+            s *= shrink
+            kp = {k: [v[0] * shrink, v[1] * shrink] for k, v in h["keypoints_px"].items()}
+            cx, cy = kp["middle"]
+            k = s * MM_PER_PX  # frame px per crop px
+            # Crop px -> frame px: p = c + k * (q - SIDE/2); invert for warpAffine.
+            m = np.array([[1 / k, 0, SIDE_PX / 2 - cx / k], [0, 1 / k, SIDE_PX / 2 - cy / k]])
+            crop, pcrop = (cv2.warpAffine(im, m, (SIDE_PX, SIDE_PX), flags=cv2.INTER_LINEAR,
+                                          borderMode=cv2.BORDER_REPLICATE) for im in (img, plate))
+            off = []
+            for name in ("index", "ring"):
+                x, y = kp[name]
+                off += [(x - cx) / k, (y - cy) / k]
+            touching = 1.0 if h["touching"] else 0.0
+            crops.append(crop)
+            plates.append(pcrop)
+            meta.append([h["keypoints_mm"]["middle"][2], touching] + off +
+                        [PRESETS.index(preset), seed])
+    return crops, plates, meta
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bin", required=True)
+    ap.add_argument("--data", required=True)
+    args = ap.parse_args()
+    os.makedirs(os.path.join(args.data, "rec"), exist_ok=True)
+    rng = np.random.default_rng(20261123)
+    crops, plates, meta = [], [], []
+    for seed, preset, size, fps, readings in RECORDINGS:
+        out = os.path.join(args.data, "rec", f"{preset}-{seed}-{size}-{fps}")
+        simulate(args.bin, out, seed, preset, size, fps, readings)
+        c, pl, m = extract(out, seed, preset, fps, rng)
+        crops += c
+        plates += pl
+        meta += m
+        pos = sum(1 for x in m if x[1] > 0)
+        print(f"{out}: {len(c)} crops, {pos} touching", flush=True)
+    np.save(os.path.join(args.data, "crops.npy"), np.stack(crops).astype(np.uint8))
+    np.save(os.path.join(args.data, "plates.npy"), np.stack(plates).astype(np.uint8))
+    np.save(os.path.join(args.data, "meta.npy"), np.array(meta, dtype=np.float32))
+
+
+if __name__ == "__main__":
+    main()
