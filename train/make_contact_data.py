@@ -19,7 +19,10 @@ Seeds 1000-1999 only (the evaluation seeds are never drawn here). Writes
 `DATA/crops.npy` (uint8 N x 80 x 80 x 3, BGR), `DATA/plates.npy` (the same square of
 the latest frame with no hand over the playing area: the field as it lies, shadows
 and all, before the hand came) and `DATA/meta.npy` (float32 N x 8:
-height mm, touching, index dx, dy, ring dx, dy (crop px), preset, seed).
+height mm, touching, index dx, dy, ring dx, dy (crop px), preset, seed, centred on a
+fingertip the hand network found). With `--found DIR` (the `perceive` output of the
+recordings, `DIR/<name>/hands.jsonl`) it adds crops centred on the fingertips the hand
+network found, as the contact network meets them at run time.
 """
 
 import argparse
@@ -88,9 +91,37 @@ def wanted(h, fps, frame, rng):
     return rng.random() < 0.12
 
 
-def extract(rec, seed, preset, fps, rng):
+# A found fingertip this close to the true middle one stands for it (mm).
+FOUND_NEAR_MM = 15.0
+
+
+def found_tips(found, frames):
+    """Fingertips the hand network found (`perceive`'s hands.jsonl), per frame: for each
+    found hand, the labelled hand it is (the one with a fingertip nearest its tips) and
+    its tips in pixels."""
+    out = {}
+    if found is None or not os.path.exists(found):
+        return out
+    with open(found) as fh:
+        for line in fh:
+            f = json.loads(line)
+            lab = frames[f["frame"]]["hands"] if f["frame"] < len(frames) else []
+            for h in f["hands"]:
+                tips = h.get("fingertips_px") or []
+                if not tips or not lab:
+                    continue
+                def gap(l):
+                    return min(math.dist(t, l["keypoints_px"][k]) for t in tips
+                               for k in ("index", "middle", "ring"))
+                best = min(lab, key=gap)
+                out.setdefault(f["frame"], []).append((best, tips))
+    return out
+
+
+def extract(rec, seed, preset, fps, rng, found=None):
     with open(os.path.join(rec, "labels", "frames.jsonl")) as fh:
         frames = [json.loads(l) for l in fh]
+    tips_found = found_tips(found, frames)
     cap = cv2.VideoCapture(os.path.join(rec, "video.mp4"))
     crops, plates, meta = [], [], []
     plate = None
@@ -104,6 +135,31 @@ def extract(rec, seed, preset, fps, rng):
             shrink = 0.5
         if plate is None or not any(h["inside"] for h in f["hands"]):
             plate = img
+        # Crops centred on the fingertips the hand network found (flag 1 in meta[8]).
+        for h, tips in tips_found.get(f["frame"], []):
+            if not h["inside"]:
+                continue
+            s = px_per_mm(h)
+            if s is None:
+                continue
+            z = h["keypoints_mm"]["middle"][2]
+            mid = h["keypoints_px"]["middle"]
+            pressing = z <= 0.5 and bool(h["touching"])
+            if not pressing and z < 5.0:
+                continue
+            for t in tips:
+                d_mm = math.dist(t, mid) / s
+                if pressing and d_mm > FOUND_NEAR_MM:
+                    continue
+                k = s * shrink * MM_PER_PX
+                cx, cy = t[0] * shrink, t[1] * shrink
+                m = np.array([[1 / k, 0, SIDE_PX / 2 - cx / k], [0, 1 / k, SIDE_PX / 2 - cy / k]])
+                crop, pcrop = (cv2.warpAffine(im, m, (SIDE_PX, SIDE_PX), flags=cv2.INTER_LINEAR,
+                                              borderMode=cv2.BORDER_REPLICATE) for im in (img, plate))
+                crops.append(crop)
+                plates.append(pcrop)
+                meta.append([z, 1.0 if h["touching"] else 0.0, 0, 0, 0, 0,
+                             PRESETS.index(preset), seed, 1.0])
         for h in f["hands"]:
             if not wanted(h, fps, f["frame"], rng):
                 continue
@@ -126,7 +182,7 @@ def extract(rec, seed, preset, fps, rng):
             crops.append(crop)
             plates.append(pcrop)
             meta.append([h["keypoints_mm"]["middle"][2], touching] + off +
-                        [PRESETS.index(preset), seed])
+                        [PRESETS.index(preset), seed, 0.0])
     return crops, plates, meta
 
 
@@ -134,6 +190,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", required=True)
     ap.add_argument("--data", required=True)
+    ap.add_argument("--found", help="folder of `perceive` outputs named like the recordings "
+                    "(DIR/<name>/hands.jsonl): crops centred on the fingertips found there too")
     args = ap.parse_args()
     os.makedirs(os.path.join(args.data, "rec"), exist_ok=True)
     rng = np.random.default_rng(20261123)
@@ -141,7 +199,9 @@ def main():
     for seed, preset, size, fps, readings in RECORDINGS:
         out = os.path.join(args.data, "rec", f"{preset}-{seed}-{size}-{fps}")
         simulate(args.bin, out, seed, preset, size, fps, readings)
-        c, pl, m = extract(out, seed, preset, fps, rng)
+        name = os.path.basename(out)
+        found = os.path.join(args.found, name, "hands.jsonl") if args.found else None
+        c, pl, m = extract(out, seed, preset, fps, rng, found)
         crops += c
         plates += pl
         meta += m
