@@ -11,7 +11,7 @@
 //! card, on frames the hand network runs on. It is optional: without the file, contact
 //! is the hand network's own map.
 
-use super::model::load_tract_plan;
+use super::model::{load_tract_plan, planar_rgb};
 use super::HandsError;
 use opencv::core::{self, Mat, Scalar, Size};
 use opencv::imgproc;
@@ -161,12 +161,5 @@ fn cut(
         core::BORDER_REPLICATE,
         Scalar::all(0.0),
     )?;
-    let bytes = crop.data_bytes()?;
-    let n = CROP_PX * CROP_PX;
-    for (i, px) in bytes.chunks_exact(3).enumerate().take(n) {
-        out[i] = px[2] as f32 / 255.0 - 0.5;
-        out[n + i] = px[1] as f32 / 255.0 - 0.5;
-        out[2 * n + i] = px[0] as f32 / 255.0 - 0.5;
-    }
-    Ok(())
+    planar_rgb(&crop, out)
 }

@@ -190,15 +190,23 @@ impl HandModel {
 
 /// BGR u8 -> RGB f32 in [-0.5, 0.5], planar (as `train/train.py` `to_input`).
 fn to_input(bgr: &Mat) -> Result<Vec<f32>, HandsError> {
-    let bytes = bgr.data_bytes()?;
     let n = MODEL_IN_W_PX * MODEL_IN_H_PX;
     let mut out = vec![0f32; 3 * n];
+    planar_rgb(bgr, &mut out)?;
+    Ok(out)
+}
+
+/// Writes a BGR u8 image into `out` as three planes of RGB f32 in [-0.5, 0.5] (the
+/// input both networks were trained on); `out` holds 3 x the image's pixels.
+pub(crate) fn planar_rgb(bgr: &Mat, out: &mut [f32]) -> Result<(), HandsError> {
+    let bytes = bgr.data_bytes()?;
+    let n = out.len() / 3;
     for (i, px) in bytes.chunks_exact(3).enumerate().take(n) {
         out[i] = px[2] as f32 / 255.0 - 0.5;
         out[n + i] = px[1] as f32 / 255.0 - 0.5;
         out[2 * n + i] = px[0] as f32 / 255.0 - 0.5;
     }
-    Ok(out)
+    Ok(())
 }
 
 /// Checks that the model has one input of the shape `want`, then optimises it for that.
