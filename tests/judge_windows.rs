@@ -85,23 +85,70 @@ fn a_resumed_judge_rules_the_rest_as_an_uninterrupted_one() {
 }
 
 #[test]
-fn a_poem_heard_only_as_the_closest_match_sends_its_ruling_to_review() {
+fn a_poem_heard_only_as_the_closest_match_is_the_card_taken() {
+    let (layout, readings, events) = example();
+    let (want, want_result) = adjudicate(&layout, &readings, &events);
+    // The first reading with a take that the rules alone do not send to review.
+    let taken = want
+        .iter()
+        .find(|r| r.needs_review.is_none() && r.take.is_some())
+        .unwrap();
+    // The sound heard the wrong poem, and not surely.
+    let mut heard = readings.clone();
+    let k = heard.iter().position(|r| r.seq == taken.seq).unwrap();
+    // The closest match among the poems not yet read: one read later in the match.
+    heard[k].poem = readings[k + 1].poem;
+    let mut w = Windows::new(&layout, heard, true);
+    w.unsure_poems(
+        [(
+            taken.seq,
+            "poem heard only as the closest match".to_string(),
+        )]
+        .into(),
+    );
+    w.add(events);
+    let got = w.finish();
+    assert_eq!(got.len(), want.len());
+    for (g, r) in got.iter().zip(&want) {
+        let g = &g.ruling;
+        if g.seq == taken.seq {
+            // The card taken names the poem; the ruling is the one on the true reading.
+            assert_eq!(g.poem, r.poem);
+            assert_eq!(g.take, r.take);
+            assert_eq!(g.fouls, r.fouls);
+            assert_eq!(g.sends, r.sends);
+            assert_eq!(g.cards_after, r.cards_after);
+            assert_eq!(g.needs_review, None);
+            assert!(g.why.contains("card taken"), "{}", g.why);
+        } else {
+            assert_eq!(g, r);
+        }
+    }
+    assert_eq!(w.result(), want_result);
+}
+
+#[test]
+fn a_poem_heard_only_as_the_closest_match_with_nothing_taken_goes_to_review() {
     let (layout, readings, events) = example();
     let (want, _) = adjudicate(&layout, &readings, &events);
-    // The first reading that the rules alone do not already send to review.
-    let sure = want.iter().find(|r| r.needs_review.is_none()).unwrap();
+    // A reading with no take, no foul and no review: nothing on the field was taken.
+    let idle = want
+        .iter()
+        .find(|r| r.needs_review.is_none() && r.take.is_none() && r.fouls.is_empty())
+        .unwrap();
     let mut w = Windows::new(&layout, readings, true);
-    w.unsure_poems([(sure.seq, "poem heard only as the closest match".to_string())].into());
+    w.unsure_poems([(idle.seq, "poem heard only as the closest match".to_string())].into());
     w.add(events);
     let got = w.finish();
     for (g, r) in got.iter().zip(&want) {
         let g = &g.ruling;
-        if g.seq == sure.seq {
+        if g.seq == idle.seq {
             let review = g.needs_review.as_ref().expect("marked for review");
             assert!(review.reason.contains("closest match"));
             // Only the review changes: the ruling itself is the rules'.
             assert_eq!(g.take, r.take);
             assert_eq!(g.fouls, r.fouls);
+            assert_eq!(g.poem, r.poem);
         } else {
             assert_eq!(g, r);
         }

@@ -119,7 +119,8 @@ fn hand_source(
 
 /// The readings heard in the video's sound track when the recording has no
 /// `readings.jsonl` (docs/audio.md), and the readings whose poem the sound could not tell
-/// surely: they take the best-matching poem and their rulings are marked for review.
+/// surely: they take the best-matching poem until the judge sees the card taken
+/// (`judge::Windows`), and are marked for review when none is.
 fn readings_from_sound(video: &Path) -> Result<(Vec<Reading>, BTreeMap<u32, String>)> {
     let heard = crate::audio::readings_from_video(video).map_err(|e| match e {
         crate::audio::AudioError::Input { path, problem, .. } => InputError::new(

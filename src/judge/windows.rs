@@ -144,16 +144,32 @@ impl Windows {
         }
         let n = self.pending.partition_point(|e| e.t_s < end);
         let window: Vec<Event> = self.pending.drain(..n).collect();
+        let mut r = r;
+        let mut unsure = self.unsure.get(&r.seq).cloned();
+        if unsure.is_some() {
+            if let Some(p) = taken_card(&self.referee, r.poem, &window) {
+                // The sound could not tell the poem: the card taken tells it.
+                r.poem = p;
+                self.readings[k].poem = p;
+                unsure = None;
+            }
+        }
         let mut ruling = self.referee.judge(&r, &window);
         self.closed_until_s = end;
         events.extend(window);
         if !self.hands_seen {
             mark_no_hands(&mut ruling);
         }
-        if let Some(reason) = self.unsure.get(&r.seq) {
+        if self.unsure.contains_key(&r.seq) && unsure.is_none() {
+            ruling.why = format!(
+                "{} The poem was not heard surely in the sound track: it is the card taken.",
+                ruling.why
+            );
+        }
+        if let Some(reason) = unsure {
             if ruling.needs_review.is_none() {
                 ruling.needs_review = Some(Review {
-                    reason: reason.clone(),
+                    reason,
                     what: ReviewWhat::UnknownCard,
                 });
             }
@@ -165,6 +181,34 @@ impl Windows {
         }
         Ruled { ruling, events }
     }
+}
+
+/// The card taken in a reading's window, for a reading whose poem the sound could not
+/// tell surely (issue: readings from the sound track): among the cards on the field not
+/// yet read that a hand touched or that went out before any card was sent, the sound's
+/// closest match when it is one of them, else the first card to go out (a take usually
+/// sweeps the card out), else the first card touched. `None` when no card was taken.
+fn taken_card(referee: &Referee, heard: u8, window: &[Event]) -> Option<u8> {
+    let mut touched: Vec<u8> = Vec::new();
+    let mut out: Vec<u8> = Vec::new();
+    for e in window {
+        match &e.what {
+            EventKind::Send { .. } => break,
+            EventKind::Touch {
+                poem, direct: true, ..
+            } if referee.is_unread_on_field(*poem) => touched.push(*poem),
+            EventKind::Out { poem, by, .. }
+                if by.player().is_some() && referee.is_unread_on_field(*poem) =>
+            {
+                out.push(*poem)
+            }
+            _ => {}
+        }
+    }
+    if out.contains(&heard) || touched.contains(&heard) {
+        return Some(heard);
+    }
+    out.first().or(touched.first()).copied()
 }
 
 /// Without a hand model no touch, entry or driver was seen: every ruling rests on what

@@ -113,6 +113,12 @@ impl Referee {
         &self.geometry
     }
 
+    /// True when `poem` lies on a territory and has not been read yet: a card a reading
+    /// may still be about.
+    pub fn is_unread_on_field(&self, poem: u8) -> bool {
+        !self.pool.is_read(poem) && matches!(self.cards.get(&poem), Some(Location::Field { .. }))
+    }
+
     /// Cards a player has: on the territory or knocked out and not yet put back.
     pub fn cards_of(&self, p: Player) -> u32 {
         self.cards.values().filter(|l| l.owner() == Some(p)).count() as u32
