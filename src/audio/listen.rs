@@ -44,6 +44,9 @@ const BAND_FRAMES: usize = 40;
 const NAMING_THREADS: usize = 2;
 /// Below this margin between the best and the second poem, the poem is left null.
 pub const POEM_SCORE_MIN: f64 = 0.04;
+/// The cepstra a verse is matched on: the lower ones, the spectrum's broad shape (the
+/// vowel), which voices share more than the fine detail above them.
+const MATCH_CEPS: usize = 8;
 /// The local level floor is the low percentile of the level over this window.
 const FLOOR_WINDOW_S: f64 = 4.0;
 /// The track is silent below this RMS.
@@ -491,7 +494,7 @@ fn dtw(
     };
     let dist = |i: usize, j: usize| -> f32 {
         let mut s = 0.0;
-        for k in 0..CEPS {
+        for k in 0..MATCH_CEPS {
             let e = x[i][k] - y[j][k];
             s += e * e;
         }
@@ -575,6 +578,8 @@ fn dtw(
     (cost, first_i)
 }
 
+/// The lower MATCH_CEPS cepstra with their mean and spread over the sequence taken out
+/// (the channel and the voice's own range); the rest zero.
 fn mean_normalised(v: &[[f32; CEPS]]) -> Vec<[f32; CEPS]> {
     let mut mean = [0.0f32; CEPS];
     for f in v {
@@ -585,11 +590,17 @@ fn mean_normalised(v: &[[f32; CEPS]]) -> Vec<[f32; CEPS]> {
     for m in mean.iter_mut() {
         *m /= v.len().max(1) as f32;
     }
+    let mut sd = [1.0f32; CEPS];
+    for k in 0..CEPS {
+        let var =
+            v.iter().map(|f| (f[k] - mean[k]).powi(2)).sum::<f32>() / v.len().max(1) as f32;
+        sd[k] = var.sqrt().max(1e-3);
+    }
     v.iter()
         .map(|f| {
-            let mut o = *f;
-            for k in 0..CEPS {
-                o[k] -= mean[k];
+            let mut o = [0.0f32; CEPS];
+            for k in 0..MATCH_CEPS {
+                o[k] = (f[k] - mean[k]) / sd[k];
             }
             o
         })

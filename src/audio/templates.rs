@@ -1,12 +1,12 @@
-//! Kana templates: the mel cepstra of every kana of the kami-no-ku as the tuning voices
-//! say it, shipped in the binary (`kana_templates.json`, remade by
+//! Kana templates: the mel cepstra of every kana of the kami-no-ku as the template voices
+//! (`voice::TEMPLATE_VOICES`) say it, shipped in the binary (`kana_templates.json`, remade by
 //! `cargo test --release --test audio make_kana_templates -- --ignored`). Poem templates
 //! are built from them at the reader's pace. Owns the template file; the held-out voices
 //! never enter it.
 
 use super::features::{analyze, CEPS};
 use super::pcm::{track_to_analysis_rate, ANALYSIS_RATE_HZ};
-use super::voice::{Voice, VoiceSpec, TUNING_VOICES};
+use super::voice::{Voice, VoiceSpec, TEMPLATE_VOICES};
 use super::AudioError;
 use crate::rules::kimariji::sound_units;
 use crate::rules::poems::poems;
@@ -48,14 +48,15 @@ pub fn all_kami_kana() -> Vec<String> {
     set
 }
 
-/// Makes the template file from the tuning voices (needs espeak-ng).
+/// Makes the template file from the template voices (needs espeak-ng and the neural
+/// voices' folders made by `tools/kokoro_kana.py` under `data/voices/`).
 pub fn build(cache_root: &Path) -> Result<KanaTemplateFile, AudioError> {
     let mut file = KanaTemplateFile {
-        voices: TUNING_VOICES.iter().map(|s| s.to_string()).collect(),
+        voices: TEMPLATE_VOICES.iter().map(|s| s.to_string()).collect(),
         kana: BTreeMap::new(),
     };
     let kana = all_kami_kana();
-    for name in TUNING_VOICES {
+    for name in TEMPLATE_VOICES {
         let spec = VoiceSpec::parse(name).ok_or_else(|| AudioError::tool("templates", name))?;
         let mut voice = Voice::new(spec, cache_root);
         for k in &kana {

@@ -35,6 +35,16 @@ pub enum VoiceSpec {
 /// templated on; `espeak-held` and any folder voice (the neural `kokoro-*`) are kept out
 /// of all tuning, to test on.
 pub const TUNING_VOICES: [&str; 3] = ["espeak-a", "espeak-b", "espeak-c"];
+/// The voices the kana templates are made of: the tuning voices and two neural voices
+/// (folders made by `tools/kokoro_kana.py`); the neural voices `jf_alpha`, `jf_nezumi` and
+/// `jf_tebukuro` stay out, to test on.
+pub const TEMPLATE_VOICES: [&str; 5] = [
+    "espeak-a",
+    "espeak-b",
+    "espeak-c",
+    "dir:data/voices/kokoro-jf_gongitsune",
+    "dir:data/voices/kokoro-jm_kumo",
+];
 
 impl VoiceSpec {
     /// `espeak-a|b|c|held`, `espeak:VARIANT:PITCH:WPM`, or a folder path (`dir:PATH`).
