@@ -22,6 +22,11 @@ const HELD_MIN_S: f64 = 0.55;
 const HELD_VOICING_MIN: f32 = 0.35;
 /// ... and unvoiced dips up to this long are bridged.
 const HELD_GAP_MAX_S: f64 = 0.03;
+/// A soft kana (a nasal, a quiet vowel) keeps a verse going while it stays this
+/// periodic (the hall's murmur stays under 0.45) ...
+const SOFT_VOICING_MIN: f32 = 0.8;
+/// ... and this far above the floor, dB.
+const SOFT_ABOVE_FLOOR_DB: f32 = 3.0;
 /// Speech in a verse pauses at most this long (unvoiced consonants, closures).
 const VERSE_GAP_MAX_S: f64 = 0.25;
 /// A kami-no-ku lasts at least this long from its first sound.
@@ -212,7 +217,12 @@ pub fn heard_readings(
     // The held kana: voiced frames joined over short dips of the voicing measure while
     // the level stays up (a drawn-out vowel under noise flickers around the threshold).
     let held: Vec<bool> = (0..tr.f.len())
-        .map(|i| tr.voiced[i] || (tr.f.voicing[i] > HELD_VOICING_MIN && tr.active(i)))
+        .map(|i| {
+            tr.voiced[i]
+                || (tr.f.voicing[i] > HELD_VOICING_MIN && tr.active(i))
+                || (tr.f.voicing[i] > SOFT_VOICING_MIN
+                    && tr.f.level_db[i] > tr.floor[i] + SOFT_ABOVE_FLOOR_DB)
+        })
         .collect();
     let held_runs = runs(&held, 0, frames_of(HELD_GAP_MAX_S));
     let verse_runs = runs(&held, 0, frames_of(VERSE_GAP_MAX_S));
@@ -592,8 +602,7 @@ fn mean_normalised(v: &[[f32; CEPS]]) -> Vec<[f32; CEPS]> {
     }
     let mut sd = [1.0f32; CEPS];
     for k in 0..CEPS {
-        let var =
-            v.iter().map(|f| (f[k] - mean[k]).powi(2)).sum::<f32>() / v.len().max(1) as f32;
+        let var = v.iter().map(|f| (f[k] - mean[k]).powi(2)).sum::<f32>() / v.len().max(1) as f32;
         sd[k] = var.sqrt().max(1e-3);
     }
     v.iter()
