@@ -154,3 +154,62 @@ fn a_poem_heard_only_as_the_closest_match_with_nothing_taken_goes_to_review() {
         }
     }
 }
+
+#[test]
+fn a_poem_heard_only_as_the_closest_match_with_a_stray_first_touch_goes_to_review() {
+    use karuta_referee::rules::{Event, EventKind, Hand, Player};
+    let (layout, readings, mut events) = example();
+    let (want, _) = adjudicate(&layout, &readings, &events);
+    // A reading whose take is a direct touch that drove the card out.
+    let taken = want
+        .iter()
+        .find(|r| {
+            r.needs_review.is_none()
+                && r.take.is_some()
+                && events.iter().any(|e| {
+                    matches!(e.what, EventKind::Out { poem, .. } if poem == r.poem)
+                        && readings
+                            .iter()
+                            .any(|x| x.seq == r.seq && e.t_s > x.kami_start_s)
+                })
+        })
+        .unwrap();
+    let k = readings.iter().position(|r| r.seq == taken.seq).unwrap();
+    // Just after the reading begins, a hand brushes a card the layout does not hold.
+    let stray = (1..=100u8)
+        .find(|p| layout.cards.iter().all(|c| c.poem != Some(*p)))
+        .unwrap();
+    let at = readings[k].kami_start_s + 0.01;
+    events.push(Event::new(
+        at,
+        EventKind::Touch {
+            player: Player::A,
+            hand: Hand::Right,
+            poem: stray,
+            direct: true,
+        },
+    ));
+    events.sort_by(|a, b| a.t_s.total_cmp(&b.t_s));
+    let mut heard = readings.clone();
+    heard[k].poem = readings[k + 1].poem;
+    let mut w = Windows::new(&layout, heard, true);
+    w.unsure_poems(
+        [(
+            taken.seq,
+            "poem heard only as the closest match".to_string(),
+        )]
+        .into(),
+    );
+    w.add(events);
+    let got = w.finish();
+    let g = &got
+        .iter()
+        .find(|r| r.ruling.seq == taken.seq)
+        .unwrap()
+        .ruling;
+    // The first touch and the card driven out disagree, and the sound names neither:
+    // no poem is guessed from the cards.
+    let review = g.needs_review.as_ref().expect("marked for review");
+    assert!(review.reason.contains("closest match"), "{}", review.reason);
+    assert!(!g.why.contains("card taken"), "{}", g.why);
+}

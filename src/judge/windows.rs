@@ -184,31 +184,31 @@ impl Windows {
 }
 
 /// The card taken in a reading's window, for a reading whose poem the sound could not
-/// tell surely (issue: readings from the sound track): among the cards on the field not
-/// yet read that a hand touched or that went out before any card was sent, the sound's
-/// closest match when it is one of them, else the first card to go out (a take usually
-/// sweeps the card out), else the first card touched. `None` when no card was taken.
+/// tell surely (issue: readings from the sound track): the first card a hand touched and
+/// the first card a player drove out, before any card was sent. When the two differ (a
+/// stray touch, or a neighbour pushed out), only the sound's closest match can choose
+/// between them; a card that is not on the field unread (a card the layout could not
+/// name, one already read) names nothing. `None` sends the reading to review.
 fn taken_card(referee: &Referee, heard: u8, window: &[Event]) -> Option<u8> {
-    let mut touched: Vec<u8> = Vec::new();
-    let mut out: Vec<u8> = Vec::new();
+    let mut first_touch = None;
+    let mut first_out = None;
     for e in window {
         match &e.what {
             EventKind::Send { .. } => break,
             EventKind::Touch {
                 poem, direct: true, ..
-            } if referee.is_unread_on_field(*poem) => touched.push(*poem),
-            EventKind::Out { poem, by, .. }
-                if by.player().is_some() && referee.is_unread_on_field(*poem) =>
-            {
-                out.push(*poem)
+            } if first_touch.is_none() => first_touch = Some(*poem),
+            EventKind::Out { poem, by, .. } if by.player().is_some() && first_out.is_none() => {
+                first_out = Some(*poem)
             }
             _ => {}
         }
     }
-    if out.contains(&heard) || touched.contains(&heard) {
-        return Some(heard);
-    }
-    out.first().or(touched.first()).copied()
+    let taken = match (first_touch, first_out) {
+        (Some(t), Some(o)) if t != o => (t == heard || o == heard).then_some(heard),
+        (t, o) => t.or(o),
+    }?;
+    referee.is_unread_on_field(taken).then_some(taken)
 }
 
 /// Without a hand model no touch, entry or driver was seen: every ruling rests on what
