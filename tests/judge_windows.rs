@@ -85,7 +85,7 @@ fn a_resumed_judge_rules_the_rest_as_an_uninterrupted_one() {
 }
 
 #[test]
-fn a_poem_heard_only_as_the_closest_match_is_the_card_taken() {
+fn a_poem_heard_only_as_the_closest_match_is_the_card_taken_and_reviewed() {
     let (layout, readings, events) = example();
     let (want, want_result) = adjudicate(&layout, &readings, &events);
     // The first reading with a take that the rules alone do not send to review.
@@ -118,7 +118,10 @@ fn a_poem_heard_only_as_the_closest_match_is_the_card_taken() {
             assert_eq!(g.fouls, r.fouls);
             assert_eq!(g.sends, r.sends);
             assert_eq!(g.cards_after, r.cards_after);
-            assert_eq!(g.needs_review, None);
+            // The sound's closest match was another poem: a foul on a dead card would look
+            // the same, so the ruling still asks for a look.
+            let review = g.needs_review.as_ref().expect("marked for review");
+            assert!(review.reason.contains("card taken"), "{}", review.reason);
             assert!(g.why.contains("card taken"), "{}", g.why);
         } else {
             assert_eq!(g, r);
@@ -212,4 +215,34 @@ fn a_poem_heard_only_as_the_closest_match_with_a_stray_first_touch_goes_to_revie
     let review = g.needs_review.as_ref().expect("marked for review");
     assert!(review.reason.contains("closest match"), "{}", review.reason);
     assert!(!g.why.contains("card taken"), "{}", g.why);
+}
+
+#[test]
+fn a_poem_heard_only_as_the_closest_match_and_taken_needs_no_review() {
+    let (layout, readings, events) = example();
+    let (want, _) = adjudicate(&layout, &readings, &events);
+    let taken = want
+        .iter()
+        .find(|r| r.needs_review.is_none() && r.take.is_some())
+        .unwrap();
+    // The sound's closest match was right but did not stand out; the card taken agrees.
+    let mut w = Windows::new(&layout, readings, true);
+    w.unsure_poems(
+        [(
+            taken.seq,
+            "poem heard only as the closest match".to_string(),
+        )]
+        .into(),
+    );
+    w.add(events);
+    let got = w.finish();
+    let g = &got
+        .iter()
+        .find(|r| r.ruling.seq == taken.seq)
+        .unwrap()
+        .ruling;
+    assert_eq!(g.take, taken.take);
+    assert_eq!(g.fouls, taken.fouls);
+    assert_eq!(g.needs_review, None);
+    assert!(g.why.contains("card taken"), "{}", g.why);
 }

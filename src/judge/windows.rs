@@ -146,12 +146,21 @@ impl Windows {
         let window: Vec<Event> = self.pending.drain(..n).collect();
         let mut r = r;
         let mut unsure = self.unsure.get(&r.seq).cloned();
+        let mut from_card = false;
         if unsure.is_some() {
             if let Some(p) = taken_card(&self.referee, r.poem, &window) {
-                // The sound could not tell the poem: the card taken tells it.
+                // The sound could not tell the poem: the card taken tells it. When that is
+                // not even the sound's closest match, a foul on a dead card looks the same,
+                // so the ruling still goes to review.
+                unsure = (p != r.poem).then(|| {
+                    format!(
+                        "the poem was not heard surely (closest match: poem {}) and is taken to be the card taken, poem {p}: check which poem was read",
+                        r.poem
+                    )
+                });
                 r.poem = p;
                 self.readings[k].poem = p;
-                unsure = None;
+                from_card = true;
             }
         }
         let mut ruling = self.referee.judge(&r, &window);
@@ -160,7 +169,7 @@ impl Windows {
         if !self.hands_seen {
             mark_no_hands(&mut ruling);
         }
-        if self.unsure.contains_key(&r.seq) && unsure.is_none() {
+        if from_card {
             ruling.why = format!(
                 "{} The poem was not heard surely in the sound track: it is the card taken.",
                 ruling.why
