@@ -1,7 +1,8 @@
 //! Readings' windows over a stream of events: events arrive as perception makes them
 //! final; a reading is ruled (`rules::Referee::judge`) as soon as its window
 //! `[kami_start_s, next kami_start_s)` has closed and a margin has passed, so that late
-//! events (a card that settles, a hand decision held back) still land in it.
+//! events (a card that settles, a hand decision held back) still land in it. A reading
+//! whose poem the sound track could not name surely takes the card taken in its window.
 
 use crate::rules::model::{Event, EventKind, MatchResult, Reading, Review, ReviewWhat, Ruling};
 use crate::rules::{Layout, Referee};
