@@ -84,6 +84,21 @@ fn a_resumed_judge_rules_the_rest_as_an_uninterrupted_one() {
     assert_eq!(rest, all[40..].to_vec());
 }
 
+/// The judge's rulings and the match's result when reading `seq`'s poem was heard only
+/// as the closest match.
+fn judged_with_unsure_poem(
+    layout: &karuta_referee::rules::Layout,
+    readings: Vec<karuta_referee::rules::Reading>,
+    events: Vec<karuta_referee::rules::Event>,
+    seq: u32,
+) -> (Vec<Ruling>, karuta_referee::rules::MatchResult) {
+    let mut w = Windows::new(layout, readings, true);
+    w.unsure_poems([(seq, "poem heard only as the closest match".to_string())].into());
+    w.add(events);
+    let rulings = w.finish().into_iter().map(|r| r.ruling).collect();
+    (rulings, w.result())
+}
+
 #[test]
 fn a_poem_heard_only_as_the_closest_match_is_the_card_taken_and_reviewed() {
     let (layout, readings, events) = example();
@@ -98,19 +113,9 @@ fn a_poem_heard_only_as_the_closest_match_is_the_card_taken_and_reviewed() {
     let k = heard.iter().position(|r| r.seq == taken.seq).unwrap();
     // The closest match among the poems not yet read: one read later in the match.
     heard[k].poem = readings[k + 1].poem;
-    let mut w = Windows::new(&layout, heard, true);
-    w.unsure_poems(
-        [(
-            taken.seq,
-            "poem heard only as the closest match".to_string(),
-        )]
-        .into(),
-    );
-    w.add(events);
-    let got = w.finish();
+    let (got, result) = judged_with_unsure_poem(&layout, heard, events, taken.seq);
     assert_eq!(got.len(), want.len());
     for (g, r) in got.iter().zip(&want) {
-        let g = &g.ruling;
         if g.seq == taken.seq {
             // The card taken names the poem; the ruling is the one on the true reading.
             assert_eq!(g.poem, r.poem);
@@ -127,7 +132,7 @@ fn a_poem_heard_only_as_the_closest_match_is_the_card_taken_and_reviewed() {
             assert_eq!(g, r);
         }
     }
-    assert_eq!(w.result(), want_result);
+    assert_eq!(result, want_result);
 }
 
 #[test]
@@ -139,12 +144,8 @@ fn a_poem_heard_only_as_the_closest_match_with_nothing_taken_goes_to_review() {
         .iter()
         .find(|r| r.needs_review.is_none() && r.take.is_none() && r.fouls.is_empty())
         .unwrap();
-    let mut w = Windows::new(&layout, readings, true);
-    w.unsure_poems([(idle.seq, "poem heard only as the closest match".to_string())].into());
-    w.add(events);
-    let got = w.finish();
+    let (got, _) = judged_with_unsure_poem(&layout, readings, events, idle.seq);
     for (g, r) in got.iter().zip(&want) {
-        let g = &g.ruling;
         if g.seq == idle.seq {
             let review = g.needs_review.as_ref().expect("marked for review");
             assert!(review.reason.contains("closest match"));
@@ -195,21 +196,8 @@ fn a_poem_heard_only_as_the_closest_match_with_a_stray_first_touch_goes_to_revie
     events.sort_by(|a, b| a.t_s.total_cmp(&b.t_s));
     let mut heard = readings.clone();
     heard[k].poem = readings[k + 1].poem;
-    let mut w = Windows::new(&layout, heard, true);
-    w.unsure_poems(
-        [(
-            taken.seq,
-            "poem heard only as the closest match".to_string(),
-        )]
-        .into(),
-    );
-    w.add(events);
-    let got = w.finish();
-    let g = &got
-        .iter()
-        .find(|r| r.ruling.seq == taken.seq)
-        .unwrap()
-        .ruling;
+    let (got, _) = judged_with_unsure_poem(&layout, heard, events, taken.seq);
+    let g = got.iter().find(|r| r.seq == taken.seq).unwrap();
     // The first touch and the card driven out disagree, and the sound names neither:
     // no poem is guessed from the cards.
     let review = g.needs_review.as_ref().expect("marked for review");
@@ -226,21 +214,8 @@ fn a_poem_heard_only_as_the_closest_match_and_taken_needs_no_review() {
         .find(|r| r.needs_review.is_none() && r.take.is_some())
         .unwrap();
     // The sound's closest match was right but did not stand out; the card taken agrees.
-    let mut w = Windows::new(&layout, readings, true);
-    w.unsure_poems(
-        [(
-            taken.seq,
-            "poem heard only as the closest match".to_string(),
-        )]
-        .into(),
-    );
-    w.add(events);
-    let got = w.finish();
-    let g = &got
-        .iter()
-        .find(|r| r.ruling.seq == taken.seq)
-        .unwrap()
-        .ruling;
+    let (got, _) = judged_with_unsure_poem(&layout, readings, events, taken.seq);
+    let g = got.iter().find(|r| r.seq == taken.seq).unwrap();
     assert_eq!(g.take, taken.take);
     assert_eq!(g.fouls, taken.fouls);
     assert_eq!(g.needs_review, None);

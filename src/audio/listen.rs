@@ -590,10 +590,10 @@ fn dtw(
 
 /// The lower MATCH_CEPS cepstra with their mean and spread over the sequence taken out
 /// (the channel and the voice's own range); the rest zero.
-fn mean_normalised(v: &[[f32; CEPS]]) -> Vec<[f32; CEPS]> {
+fn normalised(v: &[[f32; CEPS]]) -> Vec<[f32; CEPS]> {
     let mut mean = [0.0f32; CEPS];
     for f in v {
-        for k in 0..CEPS {
+        for k in 0..MATCH_CEPS {
             mean[k] += f[k];
         }
     }
@@ -601,7 +601,7 @@ fn mean_normalised(v: &[[f32; CEPS]]) -> Vec<[f32; CEPS]> {
         *m /= v.len().max(1) as f32;
     }
     let mut sd = [1.0f32; CEPS];
-    for k in 0..CEPS {
+    for k in 0..MATCH_CEPS {
         let var = v.iter().map(|f| (f[k] - mean[k]).powi(2)).sum::<f32>() / v.len().max(1) as f32;
         sd[k] = var.sqrt().max(1e-3);
     }
@@ -626,7 +626,7 @@ fn name_poem(
     b: usize,
     kami_start_s: f64,
 ) -> (Option<u8>, f64, Vec<f64>, Option<u8>) {
-    let x: Vec<[f32; CEPS]> = mean_normalised(
+    let x: Vec<[f32; CEPS]> = normalised(
         &f.ceps[a..b.min(f.len())]
             .iter()
             .step_by(TEMPLATE_STEP)
@@ -655,7 +655,7 @@ fn name_poem(
         let mut best = (f64::INFINITY, 0usize);
         for v in 0..voices {
             if let Some((y, _)) = poem_template(t, &units, v, ff, mf) {
-                let (c, _) = dtw(&x, &mean_normalised(&y), false, second.min(best.0));
+                let (c, _) = dtw(&x, &normalised(&y), false, second.min(best.0));
                 if c < best.0 {
                     best = (c, v);
                 }
@@ -703,7 +703,7 @@ fn name_poem(
     let (ff, mf) = pace(units.len());
     let mut onsets = fallback;
     if let Some((y, starts)) = poem_template(t, &units, v1, ff, mf) {
-        let (_, first_i) = dtw(&x, &mean_normalised(&y), true, f64::INFINITY);
+        let (_, first_i) = dtw(&x, &normalised(&y), true, f64::INFINITY);
         if !first_i.is_empty() {
             onsets = starts
                 .iter()

@@ -31,13 +31,11 @@ pub enum VoiceSpec {
     Folder(PathBuf),
 }
 
-/// The named voices. `espeak-a`..`espeak-c` are the ones the analysis is tuned and
-/// templated on; `espeak-held` and any folder voice (the neural `kokoro-*`) are kept out
-/// of all tuning, to test on.
-pub const TUNING_VOICES: [&str; 3] = ["espeak-a", "espeak-b", "espeak-c"];
-/// The voices the kana templates are made of: the tuning voices and two neural voices
-/// (folders made by `tools/kokoro_kana.py`); the neural voices `jf_alpha`, `jf_nezumi` and
-/// `jf_tebukuro` stay out, to test on.
+/// The voices the kana templates are made of, and the analysis tuned on: the three espeak
+/// voices `espeak-a`..`espeak-c` and two neural voices (folders made by
+/// `tools/kokoro_kana.py`). The neural voices `jf_nezumi` and `jf_tebukuro` are used for
+/// tuning but never templated; `espeak-held` and the neural `jf_alpha` are kept out of
+/// all tuning, to test on.
 pub const TEMPLATE_VOICES: [&str; 5] = [
     "espeak-a",
     "espeak-b",
