@@ -38,6 +38,11 @@ pub const TIP_MIN_P: f32 = 0.1;
 pub const MAX_TIPS: usize = 5;
 /// Fine raster for outlines: cells are split this many times each way.
 const OUTLINE_UPSAMPLE: i32 = 8;
+/// The outline is drawn where the mask's logit crosses this (p 0.88), not 0: the mask
+/// was trained with hand cells weighted four times and a Dice term, which both lift its
+/// edge, so at p 0.5 outlines came out a third larger than the hand (area ratio 1.34,
+/// 1.08 at this level, on tuning recordings 9102, 9202 and 9303).
+const OUTLINE_MIN_LOGIT: f64 = 2.0;
 
 /// One visible hand in one frame.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -120,9 +125,16 @@ fn peaks(m: &Maps, c: usize, min_p: f32) -> Vec<(usize, usize, f32)> {
     out
 }
 
-/// The hands as regions of the hand mask: each region's cell labels (1-based in `labels`), bounding box
-/// and cell count, largest first.
-fn hand_regions(mask: &[f32]) -> Result<(Mat, Vec<(i32, Rect, i32)>), HandsError> {
+/// A region the player map divides, each part at least this many cells, is two hands
+/// (one of each player's) that touch or overlap in the image.
+pub const SPLIT_MIN_CELLS: usize = 24;
+/// ...counting only the cells the player map is sure of (p 0.8 either way), and each
+/// part at least a quarter of the region.
+const SPLIT_SURE_LOGIT: f32 = 1.4;
+
+/// Connected components (8-connected) of the cells `on` picks: the label of each cell
+/// (0 off) and the number of labels, 0 included.
+fn components(on: impl Fn(usize) -> bool) -> Result<(Vec<i32>, i32), HandsError> {
     let mut bin = Mat::new_rows_cols_with_default(
         OUT_H_CELLS as i32,
         OUT_W_CELLS as i32,
@@ -131,42 +143,76 @@ fn hand_regions(mask: &[f32]) -> Result<(Mat, Vec<(i32, Rect, i32)>), HandsError
     )?;
     {
         let b = bin.data_bytes_mut()?;
-        for (i, v) in mask.iter().enumerate() {
-            if *v > 0.0 {
-                b[i] = 255;
+        for (i, v) in b.iter_mut().enumerate() {
+            if on(i) {
+                *v = 255;
             }
         }
     }
-    let (mut labels, mut stats, mut cents) = (Mat::default(), Mat::default(), Mat::default());
-    let n = imgproc::connected_components_with_stats(
-        &bin,
-        &mut labels,
-        &mut stats,
-        &mut cents,
-        8,
-        core::CV_32S,
-    )?;
-    let mut out = Vec::new();
+    let mut labels = Mat::default();
+    let n = imgproc::connected_components(&bin, &mut labels, 8, core::CV_32S)?;
+    Ok((labels.data_typed::<i32>()?.to_vec(), n))
+}
+
+/// The hands as regions of the hand mask: each cell's region label (1-based, 0 for
+/// none) and each region's label, bounding box and cell count, largest first. A region
+/// whose cells the player map divides into two large parts (an A part and a B part) is
+/// split along that line: two players' hands touching in the image are two hands.
+fn hand_regions(
+    mask: &[f32],
+    player_a: &[f32],
+) -> Result<(Vec<i32>, Vec<(i32, Rect, i32)>), HandsError> {
+    let (mut labels, n) = components(|i| mask[i] > 0.0)?;
+    let mut next = n;
     for l in 1..n {
-        let area = *stats.at_2d::<i32>(l, imgproc::CC_STAT_AREA)?;
-        if area < MIN_HAND_CELLS {
+        let cells: Vec<usize> = (0..labels.len()).filter(|&i| labels[i] == l).collect();
+        let side = |i: usize, a: bool| {
+            if a {
+                player_a[i] > SPLIT_SURE_LOGIT
+            } else {
+                player_a[i] < -SPLIT_SURE_LOGIT
+            }
+        };
+        let least = SPLIT_MIN_CELLS.max(cells.len() / 4);
+        if [true, false]
+            .iter()
+            .any(|&a| cells.iter().filter(|&&i| side(i, a)).count() < least)
+        {
             continue;
         }
-        let r = Rect::new(
-            *stats.at_2d::<i32>(l, imgproc::CC_STAT_LEFT)?,
-            *stats.at_2d::<i32>(l, imgproc::CC_STAT_TOP)?,
-            *stats.at_2d::<i32>(l, imgproc::CC_STAT_WIDTH)?,
-            *stats.at_2d::<i32>(l, imgproc::CC_STAT_HEIGHT)?,
-        );
-        out.push((l, r, area));
+        for side_a in [true, false] {
+            let (sub, m) = components(|i| labels[i] == l && side(i, side_a))?;
+            for k in 1..m {
+                for &i in &cells {
+                    if sub[i] == k {
+                        labels[i] = next + k;
+                    }
+                }
+            }
+            next += m;
+        }
     }
-    out.sort_by_key(|(_, _, a)| -a);
+    let mut boxes: std::collections::BTreeMap<i32, (i32, i32, i32, i32, i32)> = Default::default();
+    for (i, &l) in labels.iter().enumerate() {
+        if l == 0 {
+            continue;
+        }
+        let (x, y) = ((i % OUT_W_CELLS) as i32, (i / OUT_W_CELLS) as i32);
+        let b = boxes.entry(l).or_insert((x, y, x, y, 0));
+        *b = (b.0.min(x), b.1.min(y), b.2.max(x), b.3.max(y), b.4 + 1);
+    }
+    let mut out: Vec<(i32, Rect, i32)> = boxes
+        .into_iter()
+        .filter(|(_, b)| b.4 >= MIN_HAND_CELLS)
+        .map(|(l, (x0, y0, x1, y1, area))| (l, Rect::new(x0, y0, x1 - x0 + 1, y1 - y0 + 1), area))
+        .collect();
+    out.sort_by_key(|(l, _, a)| (-a, *l));
     Ok((labels, out))
 }
 
 /// The convex outline of one region at sub-cell precision: the mask logits around it
-/// (other regions pushed down) resampled eight times finer, thresholded at 0.5, hull of
-/// the largest contour. Cell coordinates.
+/// (other regions pushed down) resampled eight times finer, thresholded at
+/// `OUTLINE_MIN_LOGIT`, hull of the largest contour. Cell coordinates.
 fn outline_cells(
     mask: &[f32],
     labels: &[i32],
@@ -200,7 +246,13 @@ fn outline_cells(
         imgproc::INTER_LINEAR,
     )?;
     let mut bin = Mat::default();
-    imgproc::threshold(&fine, &mut bin, 0.0, 255.0, imgproc::THRESH_BINARY)?;
+    imgproc::threshold(
+        &fine,
+        &mut bin,
+        OUTLINE_MIN_LOGIT,
+        255.0,
+        imgproc::THRESH_BINARY,
+    )?;
     let mut bin8 = Mat::default();
     bin.convert_to(&mut bin8, core::CV_8U, 1.0, 0.0)?;
     let mut contours: Vector<Vector<Point>> = Vector::new();
@@ -262,8 +314,8 @@ fn region_at(labels: &[i32], x: usize, y: usize) -> i32 {
 /// (player, hand) pairs given to one region at most (the most likely assignment).
 pub fn decode(m: &Maps) -> Result<Vec<HandObs>, HandsError> {
     let mask = m.map(MASK_MAP);
-    let (labels_mat, regions) = hand_regions(mask)?;
-    let labels = labels_mat.data_typed::<i32>()?;
+    let (labels, regions) = hand_regions(mask, m.map(PLAYER_A_MAP))?;
+    let labels = labels.as_slice();
     // Mean probabilities over each region: player A, left hand, and the mask itself.
     let mut p_a = vec![0f64; regions.len()];
     let mut p_left = vec![0f64; regions.len()];
@@ -469,6 +521,44 @@ mod tests {
         assert_eq!(s[0], Some(1), "A right");
         assert_eq!(s[1], Some(0), "A left: A right is taken");
         assert_eq!(s[2], Some(2), "B left");
+    }
+
+    /// A mask with one 20 x 10 cell blob; `player_a(x)` gives the player map's logit in
+    /// column `x` of it.
+    fn blob(player_a: impl Fn(usize) -> f32) -> (Vec<f32>, Vec<f32>) {
+        let mut mask = vec![-5.0; OUT_W_CELLS * OUT_H_CELLS];
+        let mut pa = vec![0.0; OUT_W_CELLS * OUT_H_CELLS];
+        for y in 30..40 {
+            for x in 50..70 {
+                mask[y * OUT_W_CELLS + x] = 3.0;
+                pa[y * OUT_W_CELLS + x] = player_a(x - 50);
+            }
+        }
+        (mask, pa)
+    }
+
+    #[test]
+    fn two_players_hands_that_touch_are_two_regions() {
+        let (mask, pa) = blob(|x| if x < 10 { 3.0 } else { -3.0 });
+        let (labels, regions) = hand_regions(&mask, &pa).unwrap();
+        assert_eq!(regions.len(), 2, "{regions:?}");
+        for (_, r, area) in &regions {
+            assert_eq!((r.width, r.height, *area), (10, 10, 100));
+        }
+        let left = labels[35 * OUT_W_CELLS + 52];
+        let right = labels[35 * OUT_W_CELLS + 65];
+        assert!(left != 0 && right != 0 && left != right);
+    }
+
+    #[test]
+    fn a_hand_the_player_map_is_unsure_of_stays_whole() {
+        // Unsure cells (p 0.6 and 0.4) do not split it, nor does a sure part too small.
+        let (mask, pa) = blob(|x| if x % 2 == 0 { 0.4 } else { -0.4 });
+        assert_eq!(hand_regions(&mask, &pa).unwrap().1.len(), 1);
+        let (mask, pa) = blob(|x| if x < 2 { -3.0 } else { 3.0 });
+        let (_, regions) = hand_regions(&mask, &pa).unwrap();
+        assert_eq!(regions.len(), 1);
+        assert_eq!(regions[0].2, 200);
     }
 
     #[test]
