@@ -94,6 +94,12 @@ pub const RIVAL_SHARE: f64 = 0.75;
 /// A card in motion whose centre comes this near a resting card's, nearer than any
 /// fingertip, struck it (in lengths of the card's long side).
 pub const STRIKE_REACH: f64 = 1.3;
+/// A moving card's speed is smoothed from sighting to sighting: this share of the old
+/// speed is kept.
+pub const VELOCITY_KEEP: f64 = 0.5;
+/// For each frame a moving card goes unseen, the search for it widens by this share of
+/// the distance it moves a frame (it slows, turns or is pushed on under the hand).
+pub const VELOCITY_DOUBT: f64 = 0.5;
 /// The touch that set a card moving is placed back from the first sighting of its paper
 /// by the paper's growth, at most this many frames.
 pub const TOUCH_BACK_MAX_FRAMES: f64 = 6.0;
@@ -147,6 +153,10 @@ enum Phase {
         given_up: bool,
         #[serde(default)]
         lost_at_px: Option<[f64; 2]>,
+        /// How it left the place it was last seen at: found again wholly out of the
+        /// playing area, it went `out` while unseen.
+        #[serde(default)]
+        left: Option<Left>,
     },
     /// Wholly outside the playing area, followed (without events) until it lies still,
     /// so that its paper there is not taken for another card's.
@@ -162,8 +172,16 @@ struct Flight {
     by: By,
     hand: Option<Hand>,
     last: SeenBlob,
-    /// Out margin (mm, positive = wholly out) and time of the previous sighting.
+    /// Out margin (mm, positive = wholly out) and time of the last sighting proven to
+    /// reach into the playing area...
     prev_margin: Option<(f64, f64)>,
+    /// ...and whether its whole face showed then.
+    #[serde(default)]
+    prev_full: bool,
+    /// How far its paper's centre moved a frame, smoothed over the sightings, px: where
+    /// to look for it after frames under a hand.
+    #[serde(default)]
+    vel_px: Option<[f64; 2]>,
     settled: u32,
     /// Frames it has lain still, whether or not its whole face showed...
     #[serde(default)]
@@ -177,6 +195,43 @@ struct Flight {
     /// The touch that set it moving, told once its speed is known.
     #[serde(default)]
     touch: Option<StartTouch>,
+}
+
+impl Flight {
+    /// How it left: last seen still reaching into the playing area at `from_s` (its
+    /// start when it never was).
+    fn left(&self) -> Left {
+        Left {
+            from_s: self.prev_margin.map_or(self.start_t_s, |(_, t)| t),
+            by: self.by,
+            hand: self.hand,
+        }
+    }
+
+    /// Its speed, from its last sighting to `b` (seen `unseen + 1` frames later).
+    fn learn_speed(&mut self, b: &SeenBlob) {
+        let gap = f64::from(self.unseen + 1);
+        let step = [
+            (b.centre_px[0] - self.last.centre_px[0]) / gap,
+            (b.centre_px[1] - self.last.centre_px[1]) / gap,
+        ];
+        self.vel_px = Some(match self.vel_px {
+            Some(v) => [
+                VELOCITY_KEEP * v[0] + (1.0 - VELOCITY_KEEP) * step[0],
+                VELOCITY_KEEP * v[1] + (1.0 - VELOCITY_KEEP) * step[1],
+            ],
+            None => step,
+        });
+    }
+}
+
+/// A card that went out of sight from its place or in flight: since when it was
+/// unseen there and the hand that drove it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+struct Left {
+    from_s: f64,
+    by: By,
+    hand: Option<Hand>,
 }
 
 /// The hand that set a card moving, held until the next sighting times the touch.
@@ -368,10 +423,15 @@ impl CardTracker {
                 Phase::Resting if state != CardState::Still => {
                     self.maybe_start(i, frame, t_s, bgr, hands, &mut claimed)?;
                     if matches!(self.cards[i].phase, Phase::Resting) && state == CardState::Moved {
+                        let c = &self.cards[i];
+                        let at = Pt::new(c.centre_mm[0], c.centre_mm[1]);
+                        let (by, hand) = self.driver(at, hands)?;
+                        let from_s = c.disturbed_since_s.unwrap_or(t_s);
                         self.cards[i].phase = Phase::Missing {
                             since_frame: frame,
                             given_up: false,
                             lost_at_px: None,
+                            left: Some(Left { from_s, by, hand }),
                         };
                     }
                 }
@@ -499,6 +559,8 @@ impl CardTracker {
             hand,
             last: b,
             prev_margin: None,
+            prev_full: false,
+            vel_px: None,
             settled: 0,
             still: 0,
             stopped_at_px: None,
@@ -588,6 +650,7 @@ impl CardTracker {
                     since_frame: frame,
                     given_up: false,
                     lost_at_px: Some(f.last.centre_px),
+                    left: Some(f.left()),
                 };
             } else {
                 self.cards[i].phase = Phase::Moving(f);
@@ -595,6 +658,7 @@ impl CardTracker {
             return Ok(());
         };
         claimed.push(b.bbox_px());
+        f.learn_speed(&b);
         let pts = self.map.to_field(&b.outline_px)?;
         let full = b.area_px >= FULL_FACE_SHARE * self.face_area_px;
         if full {
@@ -612,14 +676,34 @@ impl CardTracker {
             size.card_h_mm,
             &self.geometry.playing_area(),
         ) + self.border_mm;
-        if margin > 0.0 && full {
-            // 17-2: no part of it lies in the playing area. The crossing is placed between
-            // the two frames by the margin's linear course.
-            let t_out = match f.prev_margin {
-                Some((m0, t0)) if m0 <= 0.0 && margin > m0 => {
-                    t0 + (t_s - t0) * (-m0) / (margin - m0)
+        let area = self.geometry.playing_area();
+        // Proven in the area: its whole face shows short of the line, or some of its
+        // paper lies inside (a hidden part may only reach farther in).
+        let inside = if full {
+            margin <= 0.0
+        } else {
+            pts.iter().any(|p| area.contains(*p))
+        };
+        // Proven wholly out: its whole face shows past the line; or, part of it hidden
+        // (under a hand, past the frame's edge) and its turn perhaps stale, even its
+        // diagonal, the most a card can reach across, lies beyond it.
+        let diagonal = size.card_w_mm.hypot(size.card_h_mm);
+        let out = if full {
+            margin > 0.0
+        } else {
+            blob::out_margin_mm(&pts, 0.0, diagonal, diagonal, &area) + self.border_mm > 0.0
+        };
+        if out {
+            // 17-2: no part of it lies in the playing area. It crossed after the last
+            // sighting proven inside: seen whole both times, by the margin's linear
+            // course; else in the middle of the span, where the hidden part leaves no
+            // better guess.
+            let (t_out, span_s) = match f.prev_margin {
+                Some((m0, t0)) if full && f.prev_full && margin > m0 => {
+                    (t0 + (t_s - t0) * (-m0) / (margin - m0), t_s - t0)
                 }
-                _ => t_s,
+                Some((_, t0)) => ((t0 + t_s) / 2.0, t_s - t0),
+                None => (t_s, 1.0 / self.fps),
             };
             if let Some(poem) = self.cards[i].poem {
                 let mut e = Event::new(
@@ -630,7 +714,7 @@ impl CardTracker {
                         hand: f.hand,
                     },
                 );
-                e.t_err_s = 0.5 / self.fps;
+                e.t_err_s = (0.5 / self.fps).max(span_s / 12f64.sqrt());
                 e.frames = Some([f.start_frame as u64, frame as u64]);
                 events.push(e);
             }
@@ -640,7 +724,10 @@ impl CardTracker {
             self.cards[i].phase = Phase::Leaving(f);
             return Ok(());
         }
-        f.prev_margin = Some((margin, t_s));
+        if inside {
+            f.prev_margin = Some((margin.min(0.0), t_s));
+            f.prev_full = full;
+        }
         f.unseen = 0;
         f.unseen_from_s = None;
         if self.lies_still(&mut f, &b) {
@@ -659,6 +746,7 @@ impl CardTracker {
                 since_frame: frame,
                 given_up: false,
                 lost_at_px: Some(f.last.centre_px),
+                left: Some(f.left()),
             };
         } else {
             self.cards[i].phase = Phase::Moving(f);
@@ -713,8 +801,9 @@ impl CardTracker {
         events.push(e);
     }
 
-    /// Card `i`'s paper in this frame: the unclaimed blob nearest where its flight was
-    /// last seen, within 0.6 of the card's long side, at least a fifth of a card face.
+    /// Card `i`'s paper in this frame: the unclaimed blob nearest where its flight should
+    /// be by now (its last sighting carried on at its speed), within 0.6 of the card's
+    /// long side and more for each frame it went unseen, at least a fifth of a card face.
     fn sighting(
         &self,
         i: usize,
@@ -722,11 +811,16 @@ impl CardTracker {
         bgr: &Mat,
         claimed: &[[f64; 4]],
     ) -> Result<Option<blob::SeenBlob>, TrackError> {
-        let reach_px = blob::quad_long_side(&self.cards[i].rest_px) * 0.6;
+        let ahead = f64::from(f.unseen + 1);
+        let v = f.vel_px.unwrap_or([0.0; 2]);
+        let at = [
+            f.last.centre_px[0] + v[0] * ahead,
+            f.last.centre_px[1] + v[1] * ahead,
+        ];
+        let reach_px = blob::quad_long_side(&self.cards[i].rest_px) * 0.6
+            + VELOCITY_DOUBT * v[0].hypot(v[1]) * f64::from(f.unseen);
         let min_area = 0.2 * self.face_area_px;
-        Ok(self
-            .blobs
-            .nearest(bgr, f.last.centre_px, reach_px, min_area, claimed)?)
+        Ok(self.blobs.nearest(bgr, at, reach_px, min_area, claimed)?)
     }
 
     /// Follows card `i`, out of the area, until it lies still or is lost; then its paper
@@ -743,6 +837,7 @@ impl CardTracker {
         match self.sighting(i, &f, bgr, claimed)? {
             Some(b) => {
                 claimed.push(b.bbox_px());
+                f.learn_speed(&b);
                 if self.lies_still(&mut f, &b) {
                     f.settled += 1;
                 }
@@ -806,6 +901,7 @@ impl CardTracker {
                 since_frame: frame,
                 given_up: false,
                 lost_at_px: None,
+                left: None,
             };
             return Ok(());
         };
@@ -831,12 +927,18 @@ impl CardTracker {
             // Settled in the gap or outside: no longer in a territory, not followed.
             self.blobs.rebase(&quad_px)?;
             self.cards[i].phase = if self.geometry.card_is_out(c.x_mm, c.y_mm, angle_deg) {
+                if let (Phase::Missing { left: Some(l), .. }, Some(poem)) =
+                    (&self.cards[i].phase, self.cards[i].poem)
+                {
+                    events.extend(out_while_unseen(poem, l, t_s));
+                }
                 Phase::Out
             } else {
                 Phase::Missing {
                     since_frame: _frame,
                     given_up: true,
                     lost_at_px: None,
+                    left: None,
                 }
             };
             return Ok(());
@@ -937,6 +1039,7 @@ impl CardTracker {
             if let Phase::Missing {
                 since_frame,
                 lost_at_px,
+                ref left,
                 ..
             } = self.cards[i].phase
             {
@@ -945,6 +1048,7 @@ impl CardTracker {
                     since_frame,
                     given_up: gone_s >= SEARCH_FOR_S,
                     lost_at_px,
+                    left: left.clone(),
                 };
             }
         }
@@ -979,6 +1083,32 @@ impl CardTracker {
     }
 }
 
+/// A card found wholly out of the playing area that was last seen in it at `l.from_s`
+/// went `out` between then and `found_s`: the crossing is put in the middle of that
+/// span, with half of it as its error, and the span is `unseen` (its ruling is
+/// reviewed).
+fn out_while_unseen(poem: u8, l: &Left, found_s: f64) -> [Event; 2] {
+    let from_s = l.from_s.min(found_s);
+    let mut out = Event::new(
+        (from_s + found_s) / 2.0,
+        EventKind::Out {
+            poem,
+            by: l.by,
+            hand: l.hand,
+        },
+    );
+    out.t_err_s = (found_s - from_s) / 2.0;
+    let unseen = Event::new(
+        from_s,
+        EventKind::Unseen {
+            from_s,
+            to_s: found_s,
+            what: format!("card {poem} while it left the playing area"),
+        },
+    );
+    [unseen, out]
+}
+
 /// `a` or `a + 180` moved by whole turns to lie nearest `reference`.
 fn nearest_mod_180(a: f64, reference: f64) -> f64 {
     let d = (a - reference).rem_euclid(180.0);
@@ -989,6 +1119,30 @@ fn nearest_mod_180(a: f64, reference: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_card_found_out_after_going_unseen_went_out_in_the_middle_of_the_span() {
+        let left = Left {
+            from_s: 4.0,
+            by: By::B,
+            hand: Some(Hand::Left),
+        };
+        let [unseen, out] = out_while_unseen(27, &left, 4.5);
+        match unseen.what {
+            EventKind::Unseen { from_s, to_s, .. } => assert_eq!((from_s, to_s), (4.0, 4.5)),
+            w => panic!("{w:?}"),
+        }
+        assert!(unseen.t_s <= out.t_s, "events in time order");
+        assert_eq!(
+            out.what,
+            EventKind::Out {
+                poem: 27,
+                by: By::B,
+                hand: Some(Hand::Left)
+            }
+        );
+        assert!((out.t_s - 4.25).abs() < 1e-9 && (out.t_err_s - 0.25).abs() < 1e-9);
+    }
 
     #[test]
     fn angle_nearest_mod_180() {
