@@ -434,6 +434,7 @@ pub fn decode(m: &Maps) -> Result<Vec<HandObs>, HandsError> {
         t.sort_by(|a, b| b.0.total_cmp(&a.0));
         t.truncate(MAX_TIPS);
         let fingertips: Vec<[f64; 2]> = t.into_iter().map(|(_, p)| p).collect();
+        let outline = hull_with(outline, &fingertips, m)?;
         // The contact point is the fingertip nearest the contact peak, when one is close.
         let (cp, cpt) = contact[ri];
         let contact_px = cpt.map(|c| {
@@ -461,6 +462,30 @@ pub fn decode(m: &Maps) -> Result<Vec<HandObs>, HandsError> {
         });
     }
     Ok(out)
+}
+
+/// The outline grown to take in the hand's fingertips (kept inside the frame): a finger
+/// is narrower than the mask's cells, so where the mask is sure it stops short of the
+/// tips, and the tips lead a hand into the playing area.
+fn hull_with(
+    outline: Vec<[f64; 2]>,
+    tips: &[[f64; 2]],
+    m: &Maps,
+) -> Result<Vec<[f64; 2]>, HandsError> {
+    if outline.len() < 3 || tips.is_empty() {
+        return Ok(outline);
+    }
+    let pts: Vector<core::Point2f> = outline
+        .iter()
+        .chain(tips)
+        .map(|p| {
+            let [x, y] = m.clip_px(*p);
+            core::Point2f::new(x as f32, y as f32)
+        })
+        .collect();
+    let mut hull: Vector<core::Point2f> = Vector::new();
+    imgproc::convex_hull(&pts, &mut hull, false, true)?;
+    Ok(hull.iter().map(|p| [p.x as f64, p.y as f64]).collect())
 }
 
 fn dist2(a: [f64; 2], b: [f64; 2]) -> f64 {

@@ -71,7 +71,10 @@ impl Maps {
     }
     /// The same, kept inside the frame (outlines stop at its edge).
     pub fn cell_to_px_clipped(&self, x_cells: f64, y_cells: f64) -> [f64; 2] {
-        let [x, y] = self.cell_to_px(x_cells, y_cells);
+        self.clip_px(self.cell_to_px(x_cells, y_cells))
+    }
+    /// A frame point kept inside the frame.
+    pub fn clip_px(&self, [x, y]: [f64; 2]) -> [f64; 2] {
         [
             x.clamp(0.0, self.frame_px[0]),
             y.clamp(0.0, self.frame_px[1]),
