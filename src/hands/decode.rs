@@ -43,6 +43,11 @@ const OUTLINE_UPSAMPLE: i32 = 8;
 /// edge, so at p 0.5 outlines came out a third larger than the hand (area ratio 1.34,
 /// 1.08 at this level, on tuning recordings 9102, 9202 and 9303).
 const OUTLINE_MIN_LOGIT: f64 = 2.0;
+/// The hand's reach into the playing area is measured on the outline at even odds: a
+/// finger is narrower than a cell, and at the sure level its tip falls short (the
+/// reach came out 1-4 mm short against 1 mm either way at even odds, and at a hand's
+/// speed as it crosses the line that is about a frame).
+const REACH_OUTLINE_LOGIT: f64 = 0.0;
 
 /// One visible hand in one frame.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -56,6 +61,10 @@ pub struct HandObs {
     pub fingertips_px: Vec<[f64; 2]>,
     /// Convex outline, wrist to fingertips, in frame pixels.
     pub outline_px: Vec<[f64; 2]>,
+    /// The outline the hand's reach into the playing area is measured on: the mask's
+    /// even-odds edge, which lies farther out than `outline_px` (empty: use that).
+    #[serde(skip)]
+    pub reach_outline_px: Vec<[f64; 2]>,
     /// The outline projected onto the tatami overlaps the playing area (contract 2).
     pub inside: bool,
     /// How far the outline reaches into the playing area, mm (negative: short of it).
@@ -211,13 +220,14 @@ fn hand_regions(
 }
 
 /// The convex outline of one region at sub-cell precision: the mask logits around it
-/// (other regions pushed down) resampled eight times finer, thresholded at
-/// `OUTLINE_MIN_LOGIT`, hull of the largest contour. Cell coordinates.
+/// (other regions pushed down) resampled eight times finer, thresholded at `min_logit`,
+/// hull of the largest contour. Cell coordinates.
 fn outline_cells(
     mask: &[f32],
     labels: &[i32],
     label: i32,
     r: Rect,
+    min_logit: f64,
 ) -> Result<Vec<[f64; 2]>, HandsError> {
     let pad = 2;
     let x0 = (r.x - pad).max(0);
@@ -246,13 +256,7 @@ fn outline_cells(
         imgproc::INTER_LINEAR,
     )?;
     let mut bin = Mat::default();
-    imgproc::threshold(
-        &fine,
-        &mut bin,
-        OUTLINE_MIN_LOGIT,
-        255.0,
-        imgproc::THRESH_BINARY,
-    )?;
+    imgproc::threshold(&fine, &mut bin, min_logit, 255.0, imgproc::THRESH_BINARY)?;
     let mut bin8 = Mat::default();
     bin.convert_to(&mut bin8, core::CV_8U, 1.0, 0.0)?;
     let mut contours: Vector<Vector<Point>> = Vector::new();
@@ -426,15 +430,20 @@ pub fn decode(m: &Maps) -> Result<Vec<HandObs>, HandsError> {
         let Some(s) = slot_of[ri] else {
             continue; // a fifth hand: the four pairs are taken
         };
-        let outline: Vec<[f64; 2]> = outline_cells(mask, labels, *l, *r)?
-            .into_iter()
-            .map(|[x, y]| m.cell_to_px_clipped(x, y))
-            .collect();
+        let outline_at = |min_logit: f64| -> Result<Vec<[f64; 2]>, HandsError> {
+            Ok(outline_cells(mask, labels, *l, *r, min_logit)?
+                .into_iter()
+                .map(|[x, y]| m.cell_to_px_clipped(x, y))
+                .collect())
+        };
+        let outline = outline_at(OUTLINE_MIN_LOGIT)?;
+        let reach_outline = outline_at(REACH_OUTLINE_LOGIT)?;
         let mut t = std::mem::take(&mut tips[ri]);
         t.sort_by(|a, b| b.0.total_cmp(&a.0));
         t.truncate(MAX_TIPS);
         let fingertips: Vec<[f64; 2]> = t.into_iter().map(|(_, p)| p).collect();
         let outline = hull_with(outline, &fingertips, m)?;
+        let reach_outline = hull_with(reach_outline, &fingertips, m)?;
         // The contact point is the fingertip nearest the contact peak, when one is close.
         let (cp, cpt) = contact[ri];
         let contact_px = cpt.map(|c| {
@@ -452,6 +461,7 @@ pub fn decode(m: &Maps) -> Result<Vec<HandObs>, HandsError> {
             lead: None,
             fingertips_px: fingertips,
             outline_px: outline,
+            reach_outline_px: reach_outline,
             inside: false,
             reach_mm: f64::NEG_INFINITY,
             contact_p: cp,

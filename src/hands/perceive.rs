@@ -371,9 +371,15 @@ impl Perceiver {
         h: &mut HandObs,
         crop: Option<&CropSource>,
     ) -> Result<Option<Player>, HandsError> {
-        // The outline in the field, projected once for the pointing and the reach.
-        let poly = if h.outline_px.len() >= 3 {
-            Some(self.map.to_field(&h.outline_px)?)
+        // The outline in the field, projected once for the pointing and the reach: the
+        // mask's even-odds edge where the decoder gives it (docs/hands.md).
+        let outline = if h.reach_outline_px.len() >= 3 {
+            &h.reach_outline_px
+        } else {
+            &h.outline_px
+        };
+        let poly = if outline.len() >= 3 {
+            Some(self.map.to_field(outline)?)
         } else {
             None
         };
@@ -882,6 +888,7 @@ mod tests {
             lead: None,
             fingertips_px: vec![[x + 50.0, y]],
             outline_px,
+            reach_outline_px: Vec::new(),
             inside: true,
             reach_mm: 10.0,
             contact_p: 0.0,

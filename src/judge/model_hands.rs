@@ -293,6 +293,7 @@ mod tests {
             lead: None,
             fingertips_px: Vec::new(),
             outline_px: Vec::new(),
+            reach_outline_px: Vec::new(),
             inside,
             reach_mm,
             contact_p: 0.0,
