@@ -134,16 +134,9 @@ fn peaks(m: &Maps, c: usize, min_p: f32) -> Vec<(usize, usize, f32)> {
     out
 }
 
-/// A region the player map divides, each part at least this many cells, is two hands
-/// (one of each player's) that touch or overlap in the image.
-pub const SPLIT_MIN_CELLS: usize = 24;
-/// ...counting only the cells the player map is sure of (p 0.8 either way), and each
-/// part at least a quarter of the region.
-const SPLIT_SURE_LOGIT: f32 = 1.4;
-
 /// Connected components (8-connected) of the cells `on` picks: the label of each cell
-/// (0 off) and the number of labels, 0 included.
-fn components(on: impl Fn(usize) -> bool) -> Result<(Vec<i32>, i32), HandsError> {
+/// (0 off).
+fn components(on: impl Fn(usize) -> bool) -> Result<Vec<i32>, HandsError> {
     let mut bin = Mat::new_rows_cols_with_default(
         OUT_H_CELLS as i32,
         OUT_W_CELLS as i32,
@@ -159,48 +152,14 @@ fn components(on: impl Fn(usize) -> bool) -> Result<(Vec<i32>, i32), HandsError>
         }
     }
     let mut labels = Mat::default();
-    let n = imgproc::connected_components(&bin, &mut labels, 8, core::CV_32S)?;
-    Ok((labels.data_typed::<i32>()?.to_vec(), n))
+    imgproc::connected_components(&bin, &mut labels, 8, core::CV_32S)?;
+    Ok(labels.data_typed::<i32>()?.to_vec())
 }
 
 /// The hands as regions of the hand mask: each cell's region label (1-based, 0 for
-/// none) and each region's label, bounding box and cell count, largest first. A region
-/// whose cells the player map divides into two large parts (an A part and a B part) is
-/// split along that line: two players' hands touching in the image are two hands.
-fn hand_regions(
-    mask: &[f32],
-    player_a: &[f32],
-) -> Result<(Vec<i32>, Vec<(i32, Rect, i32)>), HandsError> {
-    let (mut labels, n) = components(|i| mask[i] > 0.0)?;
-    let mut next = n;
-    for l in 1..n {
-        let cells: Vec<usize> = (0..labels.len()).filter(|&i| labels[i] == l).collect();
-        let side = |i: usize, a: bool| {
-            if a {
-                player_a[i] > SPLIT_SURE_LOGIT
-            } else {
-                player_a[i] < -SPLIT_SURE_LOGIT
-            }
-        };
-        let least = SPLIT_MIN_CELLS.max(cells.len() / 4);
-        if [true, false]
-            .iter()
-            .any(|&a| cells.iter().filter(|&&i| side(i, a)).count() < least)
-        {
-            continue;
-        }
-        for side_a in [true, false] {
-            let (sub, m) = components(|i| labels[i] == l && side(i, side_a))?;
-            for k in 1..m {
-                for &i in &cells {
-                    if sub[i] == k {
-                        labels[i] = next + k;
-                    }
-                }
-            }
-            next += m;
-        }
-    }
+/// none) and each region's label, bounding box and cell count, largest first.
+fn hand_regions(mask: &[f32]) -> Result<(Vec<i32>, Vec<(i32, Rect, i32)>), HandsError> {
+    let labels = components(|i| mask[i] > 0.0)?;
     let mut boxes: std::collections::BTreeMap<i32, (i32, i32, i32, i32, i32)> = Default::default();
     for (i, &l) in labels.iter().enumerate() {
         if l == 0 {
@@ -318,7 +277,7 @@ fn region_at(labels: &[i32], x: usize, y: usize) -> i32 {
 /// (player, hand) pairs given to one region at most (the most likely assignment).
 pub fn decode(m: &Maps) -> Result<Vec<HandObs>, HandsError> {
     let mask = m.map(MASK_MAP);
-    let (labels, regions) = hand_regions(mask, m.map(PLAYER_A_MAP))?;
+    let (labels, regions) = hand_regions(mask)?;
     let labels = labels.as_slice();
     // Mean probabilities over each region: player A, left hand, and the mask itself.
     let mut p_a = vec![0f64; regions.len()];
@@ -558,42 +517,25 @@ mod tests {
         assert_eq!(s[2], Some(2), "B left");
     }
 
-    /// A mask with one 20 x 10 cell blob; `player_a(x)` gives the player map's logit in
-    /// column `x` of it.
-    fn blob(player_a: impl Fn(usize) -> f32) -> (Vec<f32>, Vec<f32>) {
+    #[test]
+    fn regions_are_the_large_blobs_of_the_mask_largest_first() {
         let mut mask = vec![-5.0; OUT_W_CELLS * OUT_H_CELLS];
-        let mut pa = vec![0.0; OUT_W_CELLS * OUT_H_CELLS];
-        for y in 30..40 {
-            for x in 50..70 {
-                mask[y * OUT_W_CELLS + x] = 3.0;
-                pa[y * OUT_W_CELLS + x] = player_a(x - 50);
+        let mut fill = |x0: usize, y0: usize, w: usize, h: usize| {
+            for y in y0..y0 + h {
+                for x in x0..x0 + w {
+                    mask[y * OUT_W_CELLS + x] = 3.0;
+                }
             }
-        }
-        (mask, pa)
-    }
-
-    #[test]
-    fn two_players_hands_that_touch_are_two_regions() {
-        let (mask, pa) = blob(|x| if x < 10 { 3.0 } else { -3.0 });
-        let (labels, regions) = hand_regions(&mask, &pa).unwrap();
-        assert_eq!(regions.len(), 2, "{regions:?}");
-        for (_, r, area) in &regions {
-            assert_eq!((r.width, r.height, *area), (10, 10, 100));
-        }
-        let left = labels[35 * OUT_W_CELLS + 52];
-        let right = labels[35 * OUT_W_CELLS + 65];
-        assert!(left != 0 && right != 0 && left != right);
-    }
-
-    #[test]
-    fn a_hand_the_player_map_is_unsure_of_stays_whole() {
-        // Unsure cells (p 0.6 and 0.4) do not split it, nor does a sure part too small.
-        let (mask, pa) = blob(|x| if x % 2 == 0 { 0.4 } else { -0.4 });
-        assert_eq!(hand_regions(&mask, &pa).unwrap().1.len(), 1);
-        let (mask, pa) = blob(|x| if x < 2 { -3.0 } else { 3.0 });
-        let (_, regions) = hand_regions(&mask, &pa).unwrap();
-        assert_eq!(regions.len(), 1);
-        assert_eq!(regions[0].2, 200);
+        };
+        fill(10, 10, 5, 4); // 20 cells
+        fill(50, 30, 10, 10); // 100 cells
+        fill(100, 60, 3, 3); // 9 cells: too small for a hand
+        let (labels, regions) = hand_regions(&mask).unwrap();
+        let sizes: Vec<(i32, i32, i32)> =
+            regions.iter().map(|(_, r, a)| (r.x, r.width, *a)).collect();
+        assert_eq!(sizes, vec![(50, 10, 100), (10, 5, 20)]);
+        assert_eq!(labels[35 * OUT_W_CELLS + 55], regions[0].0);
+        assert_eq!(labels[0], 0);
     }
 
     #[test]
