@@ -61,8 +61,9 @@ pub struct HandObs {
     pub fingertips_px: Vec<[f64; 2]>,
     /// Convex outline, wrist to fingertips, in frame pixels.
     pub outline_px: Vec<[f64; 2]>,
-    /// The outline the hand's reach into the playing area is measured on: the mask's
-    /// even-odds edge, which lies farther out than `outline_px` (empty: use that).
+    /// The outline the field and the run-to-run following work on (the reach into the
+    /// playing area, where the hand points, its box): the mask's even-odds edge, which
+    /// lies farther out than `outline_px` (empty: use that).
     #[serde(skip)]
     pub reach_outline_px: Vec<[f64; 2]>,
     /// The outline projected onto the tatami overlaps the playing area (contract 2).
@@ -402,7 +403,6 @@ pub fn decode(m: &Maps) -> Result<Vec<HandObs>, HandsError> {
         t.truncate(MAX_TIPS);
         let fingertips: Vec<[f64; 2]> = t.into_iter().map(|(_, p)| p).collect();
         let outline = hull_with(outline, &fingertips, m)?;
-        let reach_outline = hull_with(reach_outline, &fingertips, m)?;
         // The contact point is the fingertip nearest the contact peak, when one is close.
         let (cp, cpt) = contact[ri];
         let contact_px = cpt.map(|c| {

@@ -668,9 +668,12 @@ const SAME_HAND_IOU: f64 = 0.15;
 /// ...or their centres lie within this share of their mean box diagonal.
 const SAME_HAND_NEAR: f64 = 0.5;
 
-/// A hand's box: its outline's, or its fingertips' when it has no outline.
+/// A hand's box: its outline's (the even-odds one where there is one), or its
+/// fingertips' when it has no outline.
 fn hand_box(h: &HandObs) -> Option<[f64; 4]> {
-    let pts = if h.outline_px.len() >= 3 {
+    let pts = if h.reach_outline_px.len() >= 3 {
+        &h.reach_outline_px
+    } else if h.outline_px.len() >= 3 {
         &h.outline_px
     } else {
         &h.fingertips_px
