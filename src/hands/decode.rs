@@ -43,10 +43,11 @@ const OUTLINE_UPSAMPLE: i32 = 8;
 /// edge, so at p 0.5 outlines came out a third larger than the hand (area ratio 1.34,
 /// 1.08 at this level, on tuning recordings 9102, 9202 and 9303).
 const OUTLINE_MIN_LOGIT: f64 = 2.0;
-/// The hand's reach into the playing area is measured on the outline at even odds: a
-/// finger is narrower than a cell, and at the sure level its tip falls short (the
-/// reach came out 1-4 mm short against 1 mm either way at even odds, and at a hand's
-/// speed as it crosses the line that is about a frame).
+/// The field's questions (the reach into the playing area, where a hand points) and its
+/// box from run to run are answered on the outline at even odds: a finger is narrower
+/// than a cell, and at the sure level its tip falls short (the reach came out 1-4 mm
+/// short against 1 mm either way at even odds, and at a hand's speed as it crosses the
+/// line that is about a frame).
 const REACH_OUTLINE_LOGIT: f64 = 0.0;
 
 /// One visible hand in one frame.
@@ -135,9 +136,9 @@ fn peaks(m: &Maps, c: usize, min_p: f32) -> Vec<(usize, usize, f32)> {
     out
 }
 
-/// Connected components (8-connected) of the cells `on` picks: the label of each cell
-/// (0 off).
-fn components(on: impl Fn(usize) -> bool) -> Result<Vec<i32>, HandsError> {
+/// The hands as regions of the hand mask: each region's cell labels (1-based in `labels`), bounding box
+/// and cell count, largest first.
+fn hand_regions(mask: &[f32]) -> Result<(Mat, Vec<(i32, Rect, i32)>), HandsError> {
     let mut bin = Mat::new_rows_cols_with_default(
         OUT_H_CELLS as i32,
         OUT_W_CELLS as i32,
@@ -146,36 +147,36 @@ fn components(on: impl Fn(usize) -> bool) -> Result<Vec<i32>, HandsError> {
     )?;
     {
         let b = bin.data_bytes_mut()?;
-        for (i, v) in b.iter_mut().enumerate() {
-            if on(i) {
-                *v = 255;
+        for (i, v) in mask.iter().enumerate() {
+            if *v > 0.0 {
+                b[i] = 255;
             }
         }
     }
-    let mut labels = Mat::default();
-    imgproc::connected_components(&bin, &mut labels, 8, core::CV_32S)?;
-    Ok(labels.data_typed::<i32>()?.to_vec())
-}
-
-/// The hands as regions of the hand mask: each cell's region label (1-based, 0 for
-/// none) and each region's label, bounding box and cell count, largest first.
-fn hand_regions(mask: &[f32]) -> Result<(Vec<i32>, Vec<(i32, Rect, i32)>), HandsError> {
-    let labels = components(|i| mask[i] > 0.0)?;
-    let mut boxes: std::collections::BTreeMap<i32, (i32, i32, i32, i32, i32)> = Default::default();
-    for (i, &l) in labels.iter().enumerate() {
-        if l == 0 {
+    let (mut labels, mut stats, mut cents) = (Mat::default(), Mat::default(), Mat::default());
+    let n = imgproc::connected_components_with_stats(
+        &bin,
+        &mut labels,
+        &mut stats,
+        &mut cents,
+        8,
+        core::CV_32S,
+    )?;
+    let mut out = Vec::new();
+    for l in 1..n {
+        let area = *stats.at_2d::<i32>(l, imgproc::CC_STAT_AREA)?;
+        if area < MIN_HAND_CELLS {
             continue;
         }
-        let (x, y) = ((i % OUT_W_CELLS) as i32, (i / OUT_W_CELLS) as i32);
-        let b = boxes.entry(l).or_insert((x, y, x, y, 0));
-        *b = (b.0.min(x), b.1.min(y), b.2.max(x), b.3.max(y), b.4 + 1);
+        let r = Rect::new(
+            *stats.at_2d::<i32>(l, imgproc::CC_STAT_LEFT)?,
+            *stats.at_2d::<i32>(l, imgproc::CC_STAT_TOP)?,
+            *stats.at_2d::<i32>(l, imgproc::CC_STAT_WIDTH)?,
+            *stats.at_2d::<i32>(l, imgproc::CC_STAT_HEIGHT)?,
+        );
+        out.push((l, r, area));
     }
-    let mut out: Vec<(i32, Rect, i32)> = boxes
-        .into_iter()
-        .filter(|(_, b)| b.4 >= MIN_HAND_CELLS)
-        .map(|(l, (x0, y0, x1, y1, area))| (l, Rect::new(x0, y0, x1 - x0 + 1, y1 - y0 + 1), area))
-        .collect();
-    out.sort_by_key(|(l, _, a)| (-a, *l));
+    out.sort_by_key(|(_, _, a)| -a);
     Ok((labels, out))
 }
 
@@ -278,8 +279,8 @@ fn region_at(labels: &[i32], x: usize, y: usize) -> i32 {
 /// (player, hand) pairs given to one region at most (the most likely assignment).
 pub fn decode(m: &Maps) -> Result<Vec<HandObs>, HandsError> {
     let mask = m.map(MASK_MAP);
-    let (labels, regions) = hand_regions(mask)?;
-    let labels = labels.as_slice();
+    let (labels_mat, regions) = hand_regions(mask)?;
+    let labels = labels_mat.data_typed::<i32>()?;
     // Mean probabilities over each region: player A, left hand, and the mask itself.
     let mut p_a = vec![0f64; regions.len()];
     let mut p_left = vec![0f64; regions.len()];
@@ -531,6 +532,7 @@ mod tests {
         fill(50, 30, 10, 10); // 100 cells
         fill(100, 60, 3, 3); // 9 cells: too small for a hand
         let (labels, regions) = hand_regions(&mask).unwrap();
+        let labels = labels.data_typed::<i32>().unwrap();
         let sizes: Vec<(i32, i32, i32)> =
             regions.iter().map(|(_, r, a)| (r.x, r.width, *a)).collect();
         assert_eq!(sizes, vec![(50, 10, 100), (10, 5, 20)]);
