@@ -88,7 +88,7 @@ fn perceive_finds_hands_and_touches_on_an_unseen_seed() {
         "player {}",
         f("player_right_frac")
     );
-    // Outlines drawn where the mask is sure: 0.77 here (0.70 when drawn at even odds).
+    // Outlines drawn where the mask is sure: 0.77 here (0.68 when drawn at even odds).
     assert!(f("iou_median") >= 0.74, "IoU median {}", f("iou_median"));
     assert!(
         f("tip_err_median_px") <= 10.0,
