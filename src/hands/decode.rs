@@ -180,16 +180,16 @@ fn hand_regions(mask: &[f32]) -> Result<(Mat, Vec<(i32, Rect, i32)>), HandsError
     Ok((labels, out))
 }
 
-/// The convex outline of one region at sub-cell precision: the mask logits around it
-/// (other regions pushed down) resampled eight times finer, thresholded at `min_logit`,
-/// hull of the largest contour. Cell coordinates.
-fn outline_cells(
+/// The convex outlines of one region at sub-cell precision, one for each of `levels`:
+/// the mask logits around it (other regions pushed down) resampled eight times finer
+/// once, thresholded at the level, hull of the largest contour. Cell coordinates.
+fn outline_cells<const N: usize>(
     mask: &[f32],
     labels: &[i32],
     label: i32,
     r: Rect,
-    min_logit: f64,
-) -> Result<Vec<[f64; 2]>, HandsError> {
+    levels: [f64; N],
+) -> Result<[Vec<[f64; 2]>; N], HandsError> {
     let pad = 2;
     let x0 = (r.x - pad).max(0);
     let y0 = (r.y - pad).max(0);
@@ -216,40 +216,44 @@ fn outline_cells(
         0.0,
         imgproc::INTER_LINEAR,
     )?;
-    let mut bin = Mat::default();
-    imgproc::threshold(&fine, &mut bin, min_logit, 255.0, imgproc::THRESH_BINARY)?;
-    let mut bin8 = Mat::default();
-    bin.convert_to(&mut bin8, core::CV_8U, 1.0, 0.0)?;
-    let mut contours: Vector<Vector<Point>> = Vector::new();
-    imgproc::find_contours(
-        &bin8,
-        &mut contours,
-        imgproc::RETR_EXTERNAL,
-        imgproc::CHAIN_APPROX_SIMPLE,
-        Point::new(0, 0),
-    )?;
-    let mut best: Option<(f64, Vector<Point>)> = None;
-    for c in contours.iter() {
-        let a = imgproc::contour_area(&c, false)?;
-        if best.as_ref().is_none_or(|(ba, _)| a > *ba) {
-            best = Some((a, c));
-        }
-    }
-    let Some((_, c)) = best else {
-        return Ok(Vec::new());
-    };
-    let mut hull: Vector<Point> = Vector::new();
-    imgproc::convex_hull(&c, &mut hull, false, true)?;
     let k = OUTLINE_UPSAMPLE as f64;
-    Ok(hull
-        .iter()
-        .map(|p| {
-            [
-                x0 as f64 + (p.x as f64 + 0.5) / k,
-                y0 as f64 + (p.y as f64 + 0.5) / k,
-            ]
-        })
-        .collect())
+    let mut out: [Vec<[f64; 2]>; N] = std::array::from_fn(|_| Vec::new());
+    for (o, level) in out.iter_mut().zip(levels) {
+        let mut bin = Mat::default();
+        imgproc::threshold(&fine, &mut bin, level, 255.0, imgproc::THRESH_BINARY)?;
+        let mut bin8 = Mat::default();
+        bin.convert_to(&mut bin8, core::CV_8U, 1.0, 0.0)?;
+        let mut contours: Vector<Vector<Point>> = Vector::new();
+        imgproc::find_contours(
+            &bin8,
+            &mut contours,
+            imgproc::RETR_EXTERNAL,
+            imgproc::CHAIN_APPROX_SIMPLE,
+            Point::new(0, 0),
+        )?;
+        let mut best: Option<(f64, Vector<Point>)> = None;
+        for c in contours.iter() {
+            let a = imgproc::contour_area(&c, false)?;
+            if best.as_ref().is_none_or(|(ba, _)| a > *ba) {
+                best = Some((a, c));
+            }
+        }
+        let Some((_, c)) = best else {
+            continue;
+        };
+        let mut hull: Vector<Point> = Vector::new();
+        imgproc::convex_hull(&c, &mut hull, false, true)?;
+        *o = hull
+            .iter()
+            .map(|p| {
+                [
+                    x0 as f64 + (p.x as f64 + 0.5) / k,
+                    y0 as f64 + (p.y as f64 + 0.5) / k,
+                ]
+            })
+            .collect();
+    }
+    Ok(out)
 }
 
 /// The region a cell belongs to, or the region of a neighbour within two cells (tips
@@ -391,14 +395,18 @@ pub fn decode(m: &Maps) -> Result<Vec<HandObs>, HandsError> {
         let Some(s) = slot_of[ri] else {
             continue; // a fifth hand: the four pairs are taken
         };
-        let outline_at = |min_logit: f64| -> Result<Vec<[f64; 2]>, HandsError> {
-            Ok(outline_cells(mask, labels, *l, *r, min_logit)?
-                .into_iter()
+        let [outline, reach_outline] = outline_cells(
+            mask,
+            labels,
+            *l,
+            *r,
+            [OUTLINE_MIN_LOGIT, REACH_OUTLINE_LOGIT],
+        )?
+        .map(|o| {
+            o.into_iter()
                 .map(|[x, y]| m.cell_to_px_clipped(x, y))
-                .collect())
-        };
-        let outline = outline_at(OUTLINE_MIN_LOGIT)?;
-        let reach_outline = outline_at(REACH_OUTLINE_LOGIT)?;
+                .collect()
+        });
         let mut t = std::mem::take(&mut tips[ri]);
         t.sort_by(|a, b| b.0.total_cmp(&a.0));
         t.truncate(MAX_TIPS);
@@ -456,6 +464,18 @@ fn hull_with(
     let mut hull: Vector<core::Point2f> = Vector::new();
     imgproc::convex_hull(&pts, &mut hull, false, true)?;
     Ok(hull.iter().map(|p| [p.x as f64, p.y as f64]).collect())
+}
+
+impl HandObs {
+    /// The outline the field's questions and the following from run to run are asked
+    /// of: the even-odds one where the decoder gave it, else the one reported.
+    pub fn field_outline_px(&self) -> &[[f64; 2]] {
+        if self.reach_outline_px.len() >= 3 {
+            &self.reach_outline_px
+        } else {
+            &self.outline_px
+        }
+    }
 }
 
 fn dist2(a: [f64; 2], b: [f64; 2]) -> f64 {

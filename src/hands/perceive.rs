@@ -373,11 +373,7 @@ impl Perceiver {
     ) -> Result<Option<Player>, HandsError> {
         // The outline in the field, projected once for the pointing and the reach: the
         // mask's even-odds edge where the decoder gives it (docs/hands.md).
-        let outline = if h.reach_outline_px.len() >= 3 {
-            &h.reach_outline_px
-        } else {
-            &h.outline_px
-        };
+        let outline = h.field_outline_px();
         let poly = if outline.len() >= 3 {
             Some(self.map.to_field(outline)?)
         } else {
@@ -671,10 +667,8 @@ const SAME_HAND_NEAR: f64 = 0.5;
 /// A hand's box: its outline's (the even-odds one where there is one), or its
 /// fingertips' when it has no outline.
 fn hand_box(h: &HandObs) -> Option<[f64; 4]> {
-    let pts = if h.reach_outline_px.len() >= 3 {
-        &h.reach_outline_px
-    } else if h.outline_px.len() >= 3 {
-        &h.outline_px
+    let pts = if h.field_outline_px().len() >= 3 {
+        h.field_outline_px()
     } else {
         &h.fingertips_px
     };
