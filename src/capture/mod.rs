@@ -10,7 +10,7 @@ mod frames_csv;
 mod reader;
 
 pub use frames_csv::{load_frame_times, FrameTimes};
-pub use reader::{spawn_reader, FrameSource, ReaderOptions, SourceItem};
+pub use reader::{spawn_reader, FrameSource, ReaderOptions, ReleaseClock, SourceItem};
 
 use opencv::core::Mat;
 use opencv::prelude::*;

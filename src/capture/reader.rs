@@ -3,6 +3,7 @@
 
 use super::{CaptureError, Frame, Gap, GapFinder, VideoReader};
 use crossbeam_channel::{bounded, Receiver};
+use std::sync::{Arc, OnceLock};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -15,15 +16,35 @@ pub enum SourceItem {
     Error(CaptureError),
 }
 
+/// When a realtime reader released its first frame, and that frame's time: the wall
+/// time any frame was due follows from it.
+#[derive(Debug, Clone, Default)]
+pub struct ReleaseClock(Arc<OnceLock<(Instant, f64)>>);
+
+impl ReleaseClock {
+    /// When the frame at `t_s` on the recording's clock was (or will be) released; `None`
+    /// before the first frame, or when frames are not released in real time.
+    pub fn due(&self, t_s: f64) -> Option<Instant> {
+        let (start, t0) = self.0.get()?;
+        Some(*start + Duration::from_secs_f64((t_s - t0).max(0.0)))
+    }
+}
+
 /// Frames from a reader thread.
 pub struct FrameSource {
     rx: Receiver<SourceItem>,
     handle: Option<JoinHandle<()>>,
+    clock: ReleaseClock,
     pub fps: f64,
     pub frame_count: usize,
 }
 
 impl FrameSource {
+    /// The release clock (set in realtime mode).
+    pub fn clock(&self) -> ReleaseClock {
+        self.clock.clone()
+    }
+
     /// The next item, or `None` once the video has ended.
     pub fn recv(&self) -> Option<SourceItem> {
         self.rx.recv().ok()
@@ -73,6 +94,8 @@ pub fn spawn_reader(mut reader: VideoReader, opts: ReaderOptions) -> FrameSource
     let (tx, rx) = bounded(queue.max(1));
     let fps = reader.fps;
     let frame_count = reader.frame_count;
+    let clock = ReleaseClock::default();
+    let released = clock.0.clone();
     let handle = std::thread::Builder::new()
         .name("capture".into())
         .spawn(move || {
@@ -93,6 +116,7 @@ pub fn spawn_reader(mut reader: VideoReader, opts: ReaderOptions) -> FrameSource
                     Ok(Some(f)) => {
                         if realtime {
                             let t0 = *first_t.get_or_insert(f.t_s);
+                            let _ = released.set((start, t0));
                             let due = Duration::from_secs_f64((f.t_s - t0).max(0.0));
                             if let Some(wait) = due.checked_sub(start.elapsed()) {
                                 std::thread::sleep(wait);
@@ -119,6 +143,7 @@ pub fn spawn_reader(mut reader: VideoReader, opts: ReaderOptions) -> FrameSource
     FrameSource {
         rx,
         handle,
+        clock,
         fps,
         frame_count,
     }

@@ -14,7 +14,7 @@ use crate::field::{FieldMap, Intrinsics};
 use crate::judge::{
     self, Checkpoint, HandSource, JudgeError, LabelHands, Output, Resume, Ruled, RunOptions,
 };
-use crate::rules::{self, InputError, MatchResult, Reading};
+use crate::rules::{self, InputError, MatchResult, Reading, Ruling};
 use anyhow::{Context, Result};
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -471,6 +471,9 @@ pub fn analyze(
             "video_s": round3(summary.video_s),
             "wall_s": round3(summary.wall_s),
             "real_time_factor": round3(summary.wall_s / summary.video_s.max(1e-9)),
+            "hands_cpu_s": round3(summary.hands_cpu_s),
+            "cards_and_judge_cpu_s": round3(summary.judge_cpu_s),
+            "peak_memory_mb": peak_memory_mb(),
             "rulings": summary.rulings,
             "dropped_or_repeated": summary.unseen_gaps,
             "hands": hands_note,
@@ -478,6 +481,19 @@ pub fn analyze(
         })
     )?;
     Ok(())
+}
+
+/// The process's peak resident memory so far, MB (Linux `VmHWM`; null elsewhere).
+fn peak_memory_mb() -> Option<f64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let kb: f64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()?;
+    Some((kb / 1024.0 * 10.0).round() / 10.0)
 }
 
 fn round3(v: f64) -> f64 {
@@ -563,6 +579,8 @@ fn spawn_readings(src: String) -> crossbeam_channel::Receiver<judge::ReadingMsg>
 /// Prints each ruling as it is made.
 struct PrintOutput<'a> {
     out: &'a mut dyn Write,
+    /// How long after its deciding event each early take was called, s (realtime).
+    delays_s: Vec<f64>,
 }
 
 impl Output for PrintOutput<'_> {
@@ -570,8 +588,34 @@ impl Output for PrintOutput<'_> {
         write_json_line(self.out, &r.ruling)?;
         Ok(())
     }
+    fn early(&mut self, r: &Ruling, delay_s: Option<f64>) -> Result<(), JudgeError> {
+        let mut v = serde_json::to_value(r).map_err(std::io::Error::other)?;
+        v["provisional"] = serde_json::Value::Bool(true);
+        write_json_line(self.out, &v)?;
+        if let Some(d) = delay_s {
+            self.delays_s.push(d);
+            eprintln!(
+                "live: reading {}: take called {:.0} ms after its deciding event",
+                r.seq,
+                d * 1000.0
+            );
+        }
+        Ok(())
+    }
     fn finished(&mut self, result: &MatchResult) -> Result<(), JudgeError> {
         write_json_line(self.out, result)?;
+        if !self.delays_s.is_empty() {
+            let mut d = self.delays_s.clone();
+            d.sort_by(f64::total_cmp);
+            let at = |q: f64| d[((d.len() - 1) as f64 * q).round() as usize] * 1000.0;
+            eprintln!(
+                "live: {} takes called early, delay after the deciding event: median {:.0} ms, p95 {:.0} ms, max {:.0} ms",
+                d.len(),
+                at(0.5),
+                at(0.95),
+                at(1.0)
+            );
+        }
         Ok(())
     }
 }
@@ -654,9 +698,13 @@ pub fn live(args: &LiveArgs, out: &mut dyn Write) -> Result<()> {
     let opts = RunOptions {
         realtime: args.realtime,
         more_readings: args.readings.clone().map(spawn_readings),
+        early_takes: true,
         ..RunOptions::default()
     };
-    let mut sink = PrintOutput { out };
+    let mut sink = PrintOutput {
+        out,
+        delays_s: Vec::new(),
+    };
     let namer = crate::detect::naming::Namer::new().map_err(detect_error)?;
     judge::run(
         reader,

@@ -16,6 +16,7 @@ use super::{DetectError, PointPx, QuadPx};
 use opencv::core::{self, Mat, Point, Point2f, Scalar, Size, Vector};
 use opencv::imgproc;
 use opencv::prelude::*;
+use std::collections::HashMap;
 
 /// Whiteness the paper is scaled to (out of 255), with headroom against clipping.
 pub const PAPER_LEVEL: f64 = 200.0;
@@ -542,19 +543,15 @@ fn soft_step(x: f64, sigma: f64) -> f64 {
     1.0 / (1.0 + (-1.702 * x / sigma).exp())
 }
 
-/// Residual of the three-level model with edges at `e1`, `e2` and blur `sigma`: the
-/// levels of each channel are solved by least squares.
-fn step_residual(offs: &[f64], profile: &[[f64; 3]], e1: f64, e2: f64, sigma: f64) -> f64 {
+/// Residual of the three-level model whose soft steps at the two edges are `s1` and `s2`
+/// (`soft_step(offset - edge, sigma)` at each offset of `profile`): the levels of each
+/// channel are solved by least squares.
+fn step_residual(s1: &[f64], s2: &[f64], profile: &[[f64; 3]]) -> f64 {
     let mut ata = [[0.0f64; 3]; 3];
     let mut atb = [[0.0f64; 3]; 3];
-    let rows: Vec<[f64; 3]> = offs
-        .iter()
-        .map(|&x| {
-            let (s1, s2) = (soft_step(x - e1, sigma), soft_step(x - e2, sigma));
-            [1.0 - s1, s1 - s2, s2]
-        })
-        .collect();
-    for (a, y) in rows.iter().zip(profile) {
+    let row = |k: usize| [1.0 - s1[k], s1[k] - s2[k], s2[k]];
+    for (k, y) in profile.iter().enumerate() {
+        let a = row(k);
         for r in 0..3 {
             for c in 0..3 {
                 ata[r][c] += a[r] * a[c];
@@ -572,9 +569,11 @@ fn step_residual(offs: &[f64], profile: &[[f64; 3]], e1: f64, e2: f64, sigma: f6
             *v = (0..3).map(|k| inv[l][k] * atb[k][c]).sum();
         }
     }
-    rows.iter()
-        .zip(profile)
-        .map(|(a, y)| {
+    profile
+        .iter()
+        .enumerate()
+        .map(|(k, y)| {
+            let a = row(k);
             (0..3)
                 .map(|c| {
                     let m: f64 = (0..3).map(|l| a[l] * levels[l][c]).sum();
@@ -614,14 +613,24 @@ fn fit_border_step(offs: &[f64], profile: &[[f64; 3]], max_px: f64) -> Option<St
         (0..=n).map(|k| lo + k as f64 * step).collect()
     };
     type Best = Option<(f64, f64, f64, f64)>;
-    let search = |best: &mut Best, e1s: Vec<f64>, ws: Vec<f64>, sigmas: Vec<f64>| {
+    // The soft step at every offset, by edge and blur: the grids share their edges, so
+    // each column is worked out once.
+    let mut steps: HashMap<(u64, u64), Vec<f64>> = HashMap::new();
+    let mut search = |best: &mut Best, e1s: Vec<f64>, ws: Vec<f64>, sigmas: Vec<f64>| {
         for &e1 in &e1s {
             for &w in &ws {
                 if w < BORDER_MIN_WIDTH_PX || e1 + w > max_px {
                     continue;
                 }
                 for &sg in &sigmas {
-                    let r = step_residual(offs, profile, e1, e1 + w, sg);
+                    for e in [e1, e1 + w] {
+                        steps.entry((e.to_bits(), sg.to_bits())).or_insert_with(|| {
+                            offs.iter().map(|&x| soft_step(x - e, sg)).collect()
+                        });
+                    }
+                    let s1 = &steps[&(e1.to_bits(), sg.to_bits())];
+                    let s2 = &steps[&((e1 + w).to_bits(), sg.to_bits())];
+                    let r = step_residual(s1, s2, profile);
                     if best.is_none_or(|b| r < b.3) {
                         *best = Some((e1, w, sg, r));
                     }

@@ -48,6 +48,14 @@ pub struct MeasuredLayout {
     scores: NameScores,
 }
 
+impl MeasuredLayout {
+    /// The typeface styles the layout's cards were named in (`Namer`'s indices): a card
+    /// set is printed in one typeface, so cards found again later are read in these.
+    pub fn card_styles(&self) -> &[usize] {
+        &self.scores.styles
+    }
+}
+
 /// What naming needs to look at the cards again in another still image.
 struct NameScores {
     faces: Vec<QuadPx>,

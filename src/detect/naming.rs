@@ -564,19 +564,25 @@ impl Namer {
 
     /// Like `name_cards` for cards that may lie either way up (found again after a
     /// move): each card is read both ways and keeps the way its best candidate stands
-    /// out more; then the field's assignment names them among `candidates`.
+    /// out more; then the field's assignment names them among `candidates`. `styles`
+    /// reuses an earlier choice of typeface (the layout's: the same card set), else the
+    /// cards given choose it.
     pub fn name_cards_either_way(
         &self,
         bgr: &Mat,
         faces: &[QuadPx],
         candidates: Option<&[u8]>,
+        styles: Option<&[usize]>,
     ) -> Result<Vec<CardName>, DetectError> {
         let up = self.views(bgr, faces, &vec![false; faces.len()])?;
         let down = self.views(bgr, faces, &vec![true; faces.len()])?;
         let mut both: Vec<View> = Vec::with_capacity(2 * faces.len());
         both.extend(up);
         both.extend(down);
-        let styles = self.choose_fonts(&both);
+        let styles = match styles {
+            Some(s) if !s.is_empty() => s.to_vec(),
+            _ => self.choose_fonts(&both),
+        };
         let raw = self.raw_scores(&both, &styles);
         let z = field_scores(&raw);
         let n = faces.len();

@@ -68,7 +68,7 @@ impl JudgeError {
 
 /// Where hand events come from: the hand model (`hands::Perceiver`), the simulator's
 /// labels, or nothing. One decoded BGR frame at a time, in order.
-pub trait HandSource {
+pub trait HandSource: Send {
     /// The frame's hands (for who drove a card) and the events now final (touch with
     /// `direct: true`, enter, leave), ordered by `t_s`.
     fn push(
@@ -122,6 +122,16 @@ pub struct Resume {
 pub trait Output {
     /// A reading was ruled (its window closed); `frame` is the last frame perceived.
     fn ruled(&mut self, r: &Ruled, frame: usize) -> Result<(), JudgeError>;
+    /// A reading's take, called before its window closes (`RunOptions::early_takes`);
+    /// `delay_s` is how long after its deciding event was due on the recording's clock
+    /// it was called (realtime only).
+    fn early(
+        &mut self,
+        _r: &crate::rules::model::Ruling,
+        _delay_s: Option<f64>,
+    ) -> Result<(), JudgeError> {
+        Ok(())
+    }
     /// A frame was perceived (for progress).
     fn frame(&mut self, _frame: usize, _t_s: f64) {}
     /// The video ended: the match result.
@@ -154,6 +164,9 @@ pub struct RunOptions {
     /// Readings whose poem is not known surely (heard from the sound track as only the
     /// closest match), by `seq`, with the reason: their rulings are marked for review.
     pub unsure_poems: BTreeMap<u32, String>,
+    /// Call each reading's take as soon as the events show one (`Output::early`), before
+    /// its window closes (live).
+    pub early_takes: bool,
 }
 
 impl Default for RunOptions {
@@ -163,6 +176,7 @@ impl Default for RunOptions {
             realtime: false,
             more_readings: None,
             unsure_poems: BTreeMap::new(),
+            early_takes: false,
         }
     }
 }
@@ -175,6 +189,10 @@ pub struct RunSummary {
     pub wall_s: f64,
     pub rulings: usize,
     pub unseen_gaps: usize,
+    /// CPU time of the hands stage (its own thread), s.
+    pub hands_cpu_s: f64,
+    /// CPU time of the cards and the judge (the calling thread), s.
+    pub judge_cpu_s: f64,
 }
 
 /// Checks the readings against the video before any work: every reading must begin
@@ -218,6 +236,7 @@ pub fn run(
     out: &mut dyn Output,
 ) -> Result<RunSummary, JudgeError> {
     let start = Instant::now();
+    let judge_cpu0 = thread_cpu_s();
     let path = reader.path().to_path_buf();
     let expected = reader.table_len().unwrap_or(reader.frame_count);
     let fps = reader.fps;
@@ -249,75 +268,109 @@ pub fn run(
         reader_opts.prev_t_s = Some(cp.t_s);
     }
     let source = capture::spawn_reader(reader, reader_opts);
-    for item in source {
-        let f = match item {
-            SourceItem::Frame(f) => f,
-            SourceItem::Gap(g) => {
-                gaps += 1;
-                let what = if g.duplicate {
-                    "a repeated frame".to_string()
-                } else {
-                    format!("{} dropped frame(s)", g.missing)
+    let clock = source.clock();
+    let (tx, rx) = crossbeam_channel::bounded::<Staged>(opts.queue_frames.max(1));
+    let mut hands_cpu_s = 0.0;
+    let walk = std::thread::scope(|scope| -> Result<(), JudgeError> {
+        // Hands run on their own thread, a frame ahead of the cards and the judge: the
+        // card tracker needs the hands of its frame, the hands need nothing back.
+        let hands_stage = std::thread::Builder::new()
+            .name("hands".into())
+            .spawn_scoped(scope, || perceive_hands(source, hands.as_deref_mut(), tx))
+            .map_err(JudgeError::Io)?;
+        let walked = (|| -> Result<(), JudgeError> {
+            for item in rx.iter() {
+                let (f, seen, hand_events, hand_state) = match item {
+                    Staged::Frame {
+                        frame,
+                        seen,
+                        events,
+                        state,
+                    } => (frame, seen, events, state),
+                    Staged::Gap(g) => {
+                        gaps += 1;
+                        let what = if g.duplicate {
+                            "a repeated frame".to_string()
+                        } else {
+                            format!("{} dropped frame(s)", g.missing)
+                        };
+                        windows.add([Event::new(
+                            g.from_s,
+                            EventKind::Unseen {
+                                from_s: g.from_s,
+                                to_s: g.to_s,
+                                what,
+                            },
+                        )]);
+                        continue;
+                    }
+                    Staged::Error(e) => return Err(e),
+                    Staged::Finished(last) => {
+                        motion.saw(&last);
+                        windows.add(last);
+                        break;
+                    }
                 };
-                windows.add([Event::new(
-                    g.from_s,
-                    EventKind::Unseen {
-                        from_s: g.from_s,
-                        to_s: g.to_s,
-                        what,
-                    },
-                )]);
-                continue;
-            }
-            SourceItem::Error(e) => return Err(e.into()),
-        };
-        if let Some(rx) = opts.more_readings.as_ref() {
-            while let Ok(m) = rx.try_recv() {
-                match m {
-                    ReadingMsg::Reading(r) => windows.push_reading(r),
-                    ReadingMsg::Bad {
-                        path,
-                        place,
-                        problem,
-                    } => {
-                        return Err(JudgeError::Input {
-                            path,
-                            place,
-                            problem,
-                        })
+                if let Some(rx) = opts.more_readings.as_ref() {
+                    while let Ok(m) = rx.try_recv() {
+                        match m {
+                            ReadingMsg::Reading(r) => windows.push_reading(r),
+                            ReadingMsg::Bad {
+                                path,
+                                place,
+                                problem,
+                            } => {
+                                return Err(JudgeError::Input {
+                                    path,
+                                    place,
+                                    problem,
+                                })
+                            }
+                        }
                     }
                 }
+                motion.saw(&hand_events);
+                windows.add(hand_events);
+                let card_events = tracker.push(f.index, f.t_s, &f.bgr, &seen)?;
+                windows.add(motion.hold(card_events));
+                windows.add(motion.release(f.t_s));
+                let ruled = windows.advance(f.t_s);
+                if opts.early_takes {
+                    if let Some(r) = windows.early_take(f.t_s, &motion.held) {
+                        let due = r.take.as_ref().and_then(|t| clock.due(t.t_s));
+                        out.early(
+                            &r,
+                            due.map(|d| Instant::now().saturating_duration_since(d).as_secs_f64()),
+                        )?;
+                    }
+                }
+                frames += 1;
+                last_t = f.t_s;
+                for r in &ruled {
+                    out.ruled(r, f.index)?;
+                }
+                if !ruled.is_empty() {
+                    out.checkpoint(&Checkpoint {
+                        frame: f.index,
+                        t_s: f.t_s,
+                        ruled: windows.ruled(),
+                        pending: windows.pending().to_vec(),
+                        tracker: tracker.state(),
+                        hands: hand_state,
+                        gaps,
+                        held: motion.held.clone(),
+                    })?;
+                }
+                out.frame(f.index, f.t_s);
             }
-        }
-        let (seen, hand_events) = match hands.as_mut() {
-            Some(h) => h.push(f.index, f.t_s, &f.bgr)?,
-            None => (Vec::new(), Vec::new()),
-        };
-        motion.saw(&hand_events);
-        windows.add(hand_events);
-        let card_events = tracker.push(f.index, f.t_s, &f.bgr, &seen)?;
-        windows.add(motion.hold(card_events));
-        windows.add(motion.release(f.t_s));
-        let ruled = windows.advance(f.t_s);
-        frames += 1;
-        last_t = f.t_s;
-        for r in &ruled {
-            out.ruled(r, f.index)?;
-        }
-        if !ruled.is_empty() {
-            out.checkpoint(&Checkpoint {
-                frame: f.index,
-                t_s: f.t_s,
-                ruled: windows.ruled(),
-                pending: windows.pending().to_vec(),
-                tracker: tracker.state(),
-                hands: hands.as_ref().and_then(|h| h.state()),
-                gaps,
-                held: motion.held.clone(),
-            })?;
-        }
-        out.frame(f.index, f.t_s);
-    }
+            Ok(())
+        })();
+        // Dropping the receiver ends the hands stage at its next frame, if it still runs.
+        drop(rx);
+        hands_cpu_s = hands_stage.join().unwrap_or(0.0);
+        walked
+    });
+    walk?;
     // A file that ends well before the frames it announces was cut short.
     if expected > 0 && frames + 1 < expected {
         return Err(JudgeError::Capture(CaptureError::Input {
@@ -327,11 +380,6 @@ pub fn run(
                 "the video ends after {frames} of the {expected} frames it announces (truncated?)"
             ),
         }));
-    }
-    if let Some(h) = hands.as_mut() {
-        let last = h.finish();
-        motion.saw(&last);
-        windows.add(last);
     }
     windows.add(motion.release(f64::INFINITY));
     for r in windows.finish() {
@@ -344,7 +392,72 @@ pub fn run(
         wall_s: start.elapsed().as_secs_f64(),
         rulings: windows.ruled(),
         unseen_gaps: gaps,
+        hands_cpu_s,
+        judge_cpu_s: thread_cpu_s() - judge_cpu0,
     })
+}
+
+/// What the hands stage passes on, in frame order.
+enum Staged {
+    Frame {
+        frame: capture::Frame,
+        seen: Vec<HandSeen>,
+        events: Vec<Event>,
+        /// The hand source's state after this frame (for a checkpoint).
+        state: Option<serde_json::Value>,
+    },
+    Gap(capture::Gap),
+    Error(JudgeError),
+    /// The video ended: the hand events still pending.
+    Finished(Vec<Event>),
+}
+
+/// The hands stage: every decoded frame through the hand source (when there is one), on
+/// to the cards and the judge with what the hands saw. Returns the stage's CPU time, s.
+fn perceive_hands(
+    source: capture::FrameSource,
+    mut hands: Option<&mut (dyn HandSource + 'static)>,
+    tx: crossbeam_channel::Sender<Staged>,
+) -> f64 {
+    let cpu0 = thread_cpu_s();
+    for item in source {
+        let staged = match item {
+            SourceItem::Frame(f) => match hands.as_deref_mut() {
+                Some(h) => match h.push(f.index, f.t_s, &f.bgr) {
+                    Ok((seen, events)) => Staged::Frame {
+                        state: h.state(),
+                        frame: f,
+                        seen,
+                        events,
+                    },
+                    Err(e) => Staged::Error(e),
+                },
+                None => Staged::Frame {
+                    frame: f,
+                    seen: Vec::new(),
+                    events: Vec::new(),
+                    state: None,
+                },
+            },
+            SourceItem::Gap(g) => Staged::Gap(g),
+            SourceItem::Error(e) => Staged::Error(e.into()),
+        };
+        let stop = matches!(staged, Staged::Error(_));
+        if tx.send(staged).is_err() || stop {
+            return thread_cpu_s() - cpu0;
+        }
+    }
+    let last = hands.map(|h| h.finish()).unwrap_or_default();
+    let _ = tx.send(Staged::Finished(last));
+    thread_cpu_s() - cpu0
+}
+
+/// CPU time of the calling thread, s (Linux; 0 where the kernel does not say).
+pub fn thread_cpu_s() -> f64 {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse::<f64>().ok())
+        .map_or(0.0, |ns| ns / 1e9)
 }
 
 /// Touches inferred from card motion, held until the hands' own touches could have come.

@@ -35,6 +35,8 @@ pub struct Windows {
     closed_until_s: f64,
     /// Readings whose poem is not known surely, by `seq`, and why.
     unsure: BTreeMap<u32, String>,
+    /// The reading whose take was already called early (`early_take`), by index.
+    called: Option<usize>,
 }
 
 impl Windows {
@@ -49,6 +51,7 @@ impl Windows {
             stopped: false,
             closed_until_s: f64::NEG_INFINITY,
             unsure: BTreeMap::new(),
+            called: None,
         }
     }
 
@@ -115,6 +118,43 @@ impl Windows {
             out.push(self.rule_next());
         }
         out
+    }
+
+    /// The take in the reading open at `now_s`, called as soon as the events so far show
+    /// one (live): the reading is judged on a copy of the match, on the final events
+    /// before `now_s` and `held` (events perception still holds back to match them, such
+    /// as touches inferred from card motion). Given once a reading; `None` until then,
+    /// and for a reading whose poem is not known surely. The ruling when the window
+    /// closes (`advance`) is the one that counts: a foul or a closer touch may still come.
+    pub fn early_take(&mut self, now_s: f64, held: &[Event]) -> Option<Ruling> {
+        let k = self.next;
+        let r = self.readings.get(k)?;
+        if self.stopped
+            || self.called == Some(k)
+            || r.kami_start_s > now_s
+            || self.window_end(k) <= now_s
+            || self.unsure.contains_key(&r.seq)
+        {
+            return None;
+        }
+        let mut referee = self.referee.clone();
+        let mut window: Vec<Event> = Vec::new();
+        let seen = self.pending.iter().chain(held).filter(|e| e.t_s < now_s);
+        for e in seen {
+            if k == 0 && e.t_s < r.kami_start_s {
+                referee.observe(e);
+            } else {
+                window.push(e.clone());
+            }
+        }
+        window.sort_by(|a, b| a.t_s.total_cmp(&b.t_s));
+        let mut ruling = referee.judge(r, &window);
+        ruling.take.as_ref()?;
+        self.called = Some(k);
+        if !self.hands_seen {
+            mark_no_hands(&mut ruling);
+        }
+        Some(ruling)
     }
 
     /// The video has ended: every reading left is ruled.

@@ -272,6 +272,9 @@ pub struct CardTracker {
     blobs: BlobFinder,
     cards: Vec<Card>,
     namer: Option<Namer>,
+    /// The typeface styles the layout's cards were named in: cards found again are read
+    /// in them (one card set, one typeface).
+    styles: Vec<usize>,
     face_area_px: f64,
     /// The coloured border around the white face, mm: a blob of paper is the face only.
     border_mm: f64,
@@ -341,6 +344,7 @@ impl CardTracker {
             blobs,
             cards,
             namer,
+            styles: measured.card_styles().to_vec(),
             face_area_px,
             border_mm,
             fps,
@@ -1055,7 +1059,14 @@ impl CardTracker {
         let Some(namer) = self.namer.as_ref() else {
             return Ok(());
         };
-        let found = relocate::relocate(bgr, &still, self.face_area_px, &missing, namer)?;
+        let found = relocate::relocate(
+            bgr,
+            &still,
+            self.face_area_px,
+            &missing,
+            namer,
+            &self.styles,
+        )?;
         for r in found {
             // Named; or read best as a card that was seen lying just there (its name need
             // not stand out: where it lies says which card it is).
