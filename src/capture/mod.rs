@@ -104,7 +104,9 @@ pub struct Frame {
     pub index: usize,
     /// Capture time, seconds on the video's clock.
     pub t_s: f64,
-    pub bgr: Mat,
+    /// The decoded image, shared: the hands keep a few recent frames while the cards see
+    /// them too.
+    pub bgr: std::sync::Arc<Mat>,
 }
 
 /// Where frame times come from.
@@ -233,7 +235,11 @@ impl VideoReader {
         let index = self.next_index;
         self.next_index += 1;
         let t_s = self.time_of(index)?;
-        Ok(Some(Frame { index, t_s, bgr }))
+        Ok(Some(Frame {
+            index,
+            t_s,
+            bgr: std::sync::Arc::new(bgr),
+        }))
     }
 
     fn time_of(&mut self, index: usize) -> Result<f64, CaptureError> {

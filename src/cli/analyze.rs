@@ -588,16 +588,21 @@ impl Output for PrintOutput<'_> {
         write_json_line(self.out, &r.ruling)?;
         Ok(())
     }
-    fn early(&mut self, r: &Ruling, delay_s: Option<f64>) -> Result<(), JudgeError> {
+    fn early(&mut self, r: &Ruling, at_s: f64, delay_s: Option<f64>) -> Result<(), JudgeError> {
         let mut v = serde_json::to_value(r).map_err(std::io::Error::other)?;
         v["provisional"] = serde_json::Value::Bool(true);
         write_json_line(self.out, &v)?;
-        if let Some(d) = delay_s {
+        if let (Some(d), Some(take)) = (delay_s, r.take.as_ref()) {
             self.delays_s.push(d);
+            // The delay in two parts: the recording's time perception took to make the
+            // events final, and how far the pipeline ran behind the frames' release.
+            let seen = at_s - take.t_s;
             eprintln!(
-                "live: reading {}: take called {:.0} ms after its deciding event",
+                "live: reading {}: take called {:.0} ms after its deciding event ({:.0} ms of video to see it, {:.0} ms behind the frames)",
                 r.seq,
-                d * 1000.0
+                d * 1000.0,
+                seen * 1000.0,
+                (d - seen) * 1000.0
             );
         }
         Ok(())
@@ -645,7 +650,7 @@ fn record_camera(index: i32, path: &Path) -> Result<()> {
             writer = Some(w);
         }
         if let Some(w) = writer.as_mut() {
-            w.write(&f.bgr)?;
+            w.write(&*f.bgr)?;
         }
     }
     Ok(())

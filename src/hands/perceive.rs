@@ -14,9 +14,11 @@ use super::HandsError;
 use crate::field::{Calibration, FieldMap};
 use crate::rules::geometry::{rotated_rect, FieldGeometry, Pt};
 use crate::rules::model::{Event, EventKind, Hand, Layout, Player};
+use opencv::core::Mat;
 use opencv::prelude::MatTraitConst;
 use std::collections::VecDeque;
 use std::path::Path;
+use std::sync::Arc;
 
 /// A fingertip this close to a card's outline, at table height, touches it (the
 /// simulator's `TIP_CONTACT_R_MM`; a finger pad is about this wide).
@@ -135,7 +137,9 @@ pub struct Perceiver {
     layout: Layout,
     cards: Vec<(u8, [Pt; 4])>,
     opts: PerceiveOptions,
-    ring: VecDeque<(usize, f64, SmallFrame, Option<CropSource>)>,
+    /// The frames since the last run, whole: one is reduced for the network only when
+    /// a search between runs needs it.
+    ring: VecDeque<(usize, f64, Arc<Mat>, Option<CropSource>)>,
     /// The contact network, when there is one; without it contact is the hand network's
     /// map 7.
     contact: Option<ContactModel>,
@@ -240,10 +244,9 @@ impl Perceiver {
         &mut self,
         frame: usize,
         t_s: f64,
-        bgr: &opencv::core::Mat,
+        bgr: &Arc<Mat>,
     ) -> Result<Perceived, HandsError> {
         self.stats.frames += 1;
-        let small = shrink(bgr)?;
         let stride = match &self.last {
             Some(s) if s.any_inside() => self.opts.active_stride,
             Some(_) => self.opts.idle_stride,
@@ -259,9 +262,10 @@ impl Perceiver {
             _ => None,
         };
         if !due {
-            self.ring.push_back((frame, t_s, small, crop));
+            self.ring.push_back((frame, t_s, Arc::clone(bgr), crop));
             return Ok(Perceived::default());
         }
+        let small = shrink(bgr)?;
         let prev = self.last.take();
         let new = self.sample(frame, t_s, &small, crop.as_ref(), prev.as_ref());
         self.last = prev;
@@ -290,7 +294,7 @@ impl Perceiver {
             None => vec![new],
         };
         self.ring.clear();
-        self.ring.push_back((frame, t_s, small, crop));
+        self.ring.push_back((frame, t_s, Arc::clone(bgr), crop));
         let mut out = Perceived::default();
         for w in chain.windows(2) {
             let mut confirmed = Vec::new();
@@ -502,7 +506,7 @@ impl Perceiver {
             return Ok(());
         };
         let (f, t, small, crop) = {
-            let (f, t, s, c) = &self.ring[i];
+            let (f, t, full, c) = &self.ring[i];
             let crop = match c {
                 Some(c) => Some(CropSource {
                     bgr: c.bgr.try_clone()?,
@@ -510,16 +514,7 @@ impl Perceiver {
                 }),
                 None => None,
             };
-            (
-                *f,
-                *t,
-                SmallFrame {
-                    bgr: s.bgr.clone(),
-                    scale: s.scale,
-                    frame_px: s.frame_px,
-                },
-                crop,
-            )
+            (*f, *t, shrink(full)?, crop)
         };
         let m = self.sample(f, t, &small, crop.as_ref(), Some(a))?;
         self.refine(a, &m, out)?;

@@ -94,7 +94,7 @@ impl HandSource for LabelHands {
         &mut self,
         frame: usize,
         t_s: f64,
-        _bgr: &Mat,
+        _bgr: &std::sync::Arc<Mat>,
     ) -> Result<(Vec<HandSeen>, Vec<Event>), JudgeError> {
         let Some(l) = self.next_line(frame)? else {
             return Ok((Vec::new(), Vec::new()));

@@ -75,7 +75,7 @@ pub trait HandSource: Send {
         &mut self,
         frame: usize,
         t_s: f64,
-        bgr: &Mat,
+        bgr: &std::sync::Arc<Mat>,
     ) -> Result<(Vec<HandSeen>, Vec<Event>), JudgeError>;
     /// End of video: events still pending.
     fn finish(&mut self) -> Vec<Event>;
@@ -122,12 +122,13 @@ pub struct Resume {
 pub trait Output {
     /// A reading was ruled (its window closed); `frame` is the last frame perceived.
     fn ruled(&mut self, r: &Ruled, frame: usize) -> Result<(), JudgeError>;
-    /// A reading's take, called before its window closes (`RunOptions::early_takes`);
-    /// `delay_s` is how long after its deciding event was due on the recording's clock
-    /// it was called (realtime only).
+    /// A reading's take, called before its window closes (`RunOptions::early_takes`),
+    /// on the frame at `at_s`; `delay_s` is how long after its deciding event was due on
+    /// the recording's clock it was called (realtime only).
     fn early(
         &mut self,
         _r: &crate::rules::model::Ruling,
+        _at_s: f64,
         _delay_s: Option<f64>,
     ) -> Result<(), JudgeError> {
         Ok(())
@@ -340,6 +341,7 @@ pub fn run(
                         let due = r.take.as_ref().and_then(|t| clock.due(t.t_s));
                         out.early(
                             &r,
+                            f.t_s,
                             due.map(|d| Instant::now().saturating_duration_since(d).as_secs_f64()),
                         )?;
                     }

@@ -249,7 +249,7 @@ impl HandSource for ModelHands {
         &mut self,
         frame: usize,
         t_s: f64,
-        bgr: &Mat,
+        bgr: &std::sync::Arc<Mat>,
     ) -> Result<(Vec<HandSeen>, Vec<Event>), JudgeError> {
         let p = self
             .perceiver
