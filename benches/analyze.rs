@@ -7,7 +7,7 @@
 //! `cargo bench --bench analyze`. The recording is `KARUTA_BENCH_RECORDING` when set (a
 //! simulated 1280x720 240 fps match is what the README quotes), else a 3-reading one drawn
 //! here. `KARUTA_BENCH_MEMORY=1` adds the memory comparison (two recordings drawn here,
-//! about 15 minutes of simulation). Under `cargo test` (no `--bench` flag) it only checks
+//! about 15 minutes of simulation); `KARUTA_BENCH_MEMORY=only` runs it alone. Under `cargo test` (no `--bench` flag) it only checks
 //! that it runs, on a 2-reading 320x180 recording.
 //!
 //! `analyze` runs as its own process (`--no-report`, the hand model) and reports its
@@ -143,10 +143,7 @@ fn row(name: &str, m: &Measured) {
     );
 }
 
-fn main() {
-    let benching = std::env::args().any(|a| a == "--bench");
-    let scratch = std::env::temp_dir().join(format!("karuta-bench-analyze-{}", std::process::id()));
-    std::fs::create_dir_all(&scratch).expect("scratch folder");
+fn speed(benching: bool, scratch: &Path) {
     let rec = match std::env::var_os("KARUTA_BENCH_RECORDING") {
         Some(p) => PathBuf::from(p),
         None => {
@@ -173,7 +170,17 @@ fn main() {
     let phone = phone_copy(&rec, &scratch.join("phone"));
     let ph = analyze(&phone, &scratch.join("an-phone"));
     row("phone-like (H.264 High, 40 Mb/s)", &ph);
-    if benching && std::env::var_os("KARUTA_BENCH_MEMORY").is_some() {
+}
+
+fn main() {
+    let benching = std::env::args().any(|a| a == "--bench");
+    let scratch = std::env::temp_dir().join(format!("karuta-bench-analyze-{}", std::process::id()));
+    std::fs::create_dir_all(&scratch).expect("scratch folder");
+    let memory = std::env::var("KARUTA_BENCH_MEMORY").ok();
+    if memory.as_deref() != Some("only") {
+        speed(benching, &scratch);
+    }
+    if benching && memory.is_some() {
         println!();
         println!(
             "| recording (realistic, 1280x720, 240 fps) | video | analyze / video | peak memory |"

@@ -221,3 +221,56 @@ fn a_poem_heard_only_as_the_closest_match_and_taken_needs_no_review() {
     assert_eq!(g.needs_review, None);
     assert!(g.why.contains("card taken"), "{}", g.why);
 }
+
+#[test]
+fn early_takes_call_each_take_once_as_soon_as_its_deciding_event_is_in() {
+    let (layout, readings, events) = example();
+    let (want, _) = adjudicate(&layout, &readings, &events);
+    let mut w = Windows::new(&layout, readings.clone(), true);
+    // A clock in frame steps of 1/240 s; each event is handed over on the frame after it.
+    let step = 1.0 / 240.0;
+    let end = readings.get(40).map_or(0.0, |r| r.kami_start_s);
+    let mut i = 0;
+    let mut now = 0.0;
+    let mut called: Vec<(Ruling, f64)> = Vec::new();
+    let mut closed: Vec<Ruling> = Vec::new();
+    while now < end {
+        let j = i + events[i..].iter().take_while(|e| e.t_s < now).count();
+        w.add(events[i..j].iter().cloned());
+        i = j;
+        closed.extend(w.advance(now).into_iter().map(|r| r.ruling));
+        if let Some(r) = w.early_take(now, &[]) {
+            called.push((r, now));
+        }
+        now += step;
+    }
+    assert!(called.len() >= 5, "only {} takes called", called.len());
+    let mut seqs: Vec<u32> = called.iter().map(|(r, _)| r.seq).collect();
+    seqs.dedup();
+    assert_eq!(seqs.len(), called.len(), "a reading's take called twice");
+    for (r, at) in &called {
+        let take = r.take.as_ref().expect("a call has a take");
+        // Called on the first frame after the deciding event, long before the window
+        // closes; and the call names the taker the final ruling names.
+        assert!(
+            *at > take.t_s && *at <= take.t_s + 2.0 * step + 1e-9,
+            "seq {}",
+            r.seq
+        );
+        let fin = want.iter().find(|f| f.seq == r.seq).expect("ruled");
+        assert_eq!(
+            fin.take.as_ref().map(|t| t.player),
+            Some(take.player),
+            "seq {}",
+            r.seq
+        );
+    }
+    // Every reading with a take among those closed was called early.
+    for f in closed.iter().filter(|f| f.take.is_some()) {
+        assert!(
+            called.iter().any(|(r, _)| r.seq == f.seq),
+            "seq {} not called",
+            f.seq
+        );
+    }
+}
