@@ -128,6 +128,8 @@ pub struct VideoReader {
     pub frame_count: usize,
     next_index: usize,
     clock: Clock,
+    /// The time given to the frame before, s.
+    last_t_s: Option<f64>,
 }
 
 impl VideoReader {
@@ -160,6 +162,7 @@ impl VideoReader {
             frame_count,
             next_index: 0,
             clock: Clock::Container,
+            last_t_s: None,
         })
     }
 
@@ -195,6 +198,7 @@ impl VideoReader {
             frame_count: 0,
             next_index: 0,
             clock: Clock::Wall(None),
+            last_t_s: None,
         })
     }
 
@@ -235,6 +239,7 @@ impl VideoReader {
         let index = self.next_index;
         self.next_index += 1;
         let t_s = self.time_of(index)?;
+        self.last_t_s = Some(t_s);
         Ok(Some(Frame {
             index,
             t_s,
@@ -255,10 +260,14 @@ impl VideoReader {
             }
             Clock::Container => {
                 let pos_ms = self.cap.get(videoio::CAP_PROP_POS_MSEC).unwrap_or(-1.0);
-                Ok(if pos_ms >= 0.0 && index > 0 {
-                    pos_ms / 1000.0
-                } else {
-                    index as f64 / self.fps
+                // FFmpeg gives no position (0) for the frames it flushes at the end of a
+                // stream with B-frames (a phone's H.264 High profile): such a frame
+                // follows the one before by a period.
+                Ok(match self.last_t_s {
+                    _ if index == 0 => 0.0,
+                    Some(last) if pos_ms <= 0.0 => last + 1.0 / self.fps,
+                    _ if pos_ms >= 0.0 => pos_ms / 1000.0,
+                    _ => index as f64 / self.fps,
                 })
             }
         }
