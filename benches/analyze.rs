@@ -44,8 +44,9 @@ fn draw(dir: &Path, seed: u64, readings: usize, size: (u32, u32), fps: f64) {
     simulate(&opts, dir, false).expect("simulate");
 }
 
-/// The same recording with its video re-encoded as a phone records: H.264 High profile,
-/// about 40 Mb/s, a key frame a second, no frame-time table beside it.
+/// The same recording with its video re-encoded as a phone records: H.264 High profile
+/// with B-frames, 40 Mb/s constant, a key frame a second, no frame-time table beside it
+/// (frame times from the container).
 fn phone_copy(dir: &Path, out: &Path) -> PathBuf {
     let _ = std::fs::remove_dir_all(out);
     std::fs::create_dir_all(out).expect("phone folder");
@@ -69,10 +70,14 @@ fn phone_copy(dir: &Path, out: &Path) -> PathBuf {
             "fast",
             "-b:v",
             "40M",
+            "-minrate",
+            "40M",
             "-maxrate",
-            "48M",
+            "40M",
             "-bufsize",
-            "80M",
+            "40M",
+            "-x264-params",
+            "nal-hrd=cbr",
             "-pix_fmt",
             "yuv420p",
             "-g",
