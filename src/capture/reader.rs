@@ -3,6 +3,7 @@
 
 use super::{CaptureError, Frame, Gap, GapFinder, VideoReader};
 use crossbeam_channel::{bounded, Receiver};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -35,6 +36,8 @@ pub struct FrameSource {
     rx: Receiver<SourceItem>,
     handle: Option<JoinHandle<()>>,
     clock: ReleaseClock,
+    /// Frames decoded so far, those skipped and dropped included.
+    decoded: Arc<AtomicUsize>,
     pub fps: f64,
     pub frame_count: usize,
 }
@@ -43,6 +46,12 @@ impl FrameSource {
     /// The release clock (set in realtime mode).
     pub fn clock(&self) -> ReleaseClock {
         self.clock.clone()
+    }
+
+    /// A counter of the frames decoded so far (skipped and dropped ones included): how
+    /// far into the file the reader got, whatever reached the consumer.
+    pub fn decoded(&self) -> Arc<AtomicUsize> {
+        Arc::clone(&self.decoded)
     }
 
     /// The next item, or `None` once the video has ended.
@@ -77,7 +86,8 @@ pub struct ReaderOptions {
     pub queue: usize,
     /// Frames decoded without conversion first (resuming a run).
     pub skip: usize,
-    /// Release frames no faster than their capture times (live from a file).
+    /// Release frames no faster than their capture times (live from a file), and drop
+    /// those that find the queue full, as a camera does.
     pub realtime: bool,
     /// Time of the frame before the first one read (resuming), for the gap check.
     pub prev_t_s: Option<f64>,
@@ -96,13 +106,18 @@ pub fn spawn_reader(mut reader: VideoReader, opts: ReaderOptions) -> FrameSource
     let frame_count = reader.frame_count;
     let clock = ReleaseClock::default();
     let released = clock.0.clone();
+    let decoded = Arc::new(AtomicUsize::new(0));
+    let count = Arc::clone(&decoded);
     let handle = std::thread::Builder::new()
         .name("capture".into())
         .spawn(move || {
             if skip > 0 {
-                if let Err(e) = reader.skip(skip) {
-                    let _ = tx.send(SourceItem::Error(e));
-                    return;
+                match reader.skip(skip) {
+                    Ok(n) => count.store(n, Ordering::Relaxed),
+                    Err(e) => {
+                        let _ = tx.send(SourceItem::Error(e));
+                        return;
+                    }
                 }
             }
             let mut gaps = GapFinder::new(reader.fps);
@@ -114,12 +129,19 @@ pub fn spawn_reader(mut reader: VideoReader, opts: ReaderOptions) -> FrameSource
             loop {
                 match reader.next_frame() {
                     Ok(Some(f)) => {
+                        count.fetch_add(1, Ordering::Relaxed);
                         if realtime {
                             let t0 = *first_t.get_or_insert(f.t_s);
                             let _ = released.set((start, t0));
                             let due = Duration::from_secs_f64((f.t_s - t0).max(0.0));
                             if let Some(wait) = due.checked_sub(start.elapsed()) {
                                 std::thread::sleep(wait);
+                            }
+                            // As a camera does: a frame that finds the consumer still
+                            // behind (the queue full) is dropped, so the delay stays
+                            // bounded; the next frame sent carries the gap (`unseen`).
+                            if tx.is_full() {
+                                continue;
                             }
                         }
                         if let Some(g) = gaps.step(f.t_s) {
@@ -144,6 +166,7 @@ pub fn spawn_reader(mut reader: VideoReader, opts: ReaderOptions) -> FrameSource
         rx,
         handle,
         clock,
+        decoded,
         fps,
         frame_count,
     }

@@ -270,6 +270,7 @@ pub fn run(
     }
     let source = capture::spawn_reader(reader, reader_opts);
     let clock = source.clock();
+    let decoded = source.decoded();
     let (tx, rx) = crossbeam_channel::bounded::<Staged>(opts.queue_frames.max(1));
     let mut hands_cpu_s = 0.0;
     let walk = std::thread::scope(|scope| -> Result<(), JudgeError> {
@@ -373,8 +374,10 @@ pub fn run(
         walked
     });
     walk?;
-    // A file that ends well before the frames it announces was cut short.
-    if expected > 0 && frames + 1 < expected {
+    // A file that ends well before the frames it announces was cut short (frames dropped
+    // in realtime mode were decoded: they count as read).
+    let read = frames.max(decoded.load(std::sync::atomic::Ordering::Relaxed));
+    if expected > 0 && read + 1 < expected {
         return Err(JudgeError::Capture(CaptureError::Input {
             path,
             place: format!("frame {frames}"),
