@@ -10,21 +10,10 @@
 use karuta_referee::detect::video::{find_video, Video};
 use karuta_referee::field::Calibration;
 use karuta_referee::hands::{Backend, PerceiveOptions, Perceiver};
+use karuta_referee::judge::thread_cpu_s;
 use karuta_referee::rules::parse::parse_layout;
 use karuta_referee::sim::{simulate, Preset, SimOptions};
 use std::path::{Path, PathBuf};
-
-/// CPU time of the calling thread, s (Linux schedstat: ns on the CPU).
-fn thread_cpu_s() -> f64 {
-    std::fs::read_to_string("/proc/thread-self/schedstat")
-        .ok()
-        .and_then(|s| {
-            s.split_whitespace()
-                .next()
-                .and_then(|v| v.parse::<f64>().ok())
-        })
-        .map_or(0.0, |ns| ns / 1e9)
-}
 
 fn recording() -> PathBuf {
     if let Some(p) = std::env::var_os("KARUTA_BENCH_RECORDING") {

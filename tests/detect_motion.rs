@@ -264,7 +264,15 @@ fn moved_card_signal_fires_on_the_read_card_and_counts_false_alarms() {
         let mut areas: Vec<f64> = m.cards.iter().map(|c| quad_area(&c.face_px)).collect();
         areas.sort_by(|a, b| a.total_cmp(b));
         let namer = Namer::new().unwrap();
-        let found = relocate(&last, &still, areas[areas.len() / 2], &missing, &namer, &[]).unwrap();
+        let found = relocate(
+            &last,
+            &still,
+            areas[areas.len() / 2],
+            &missing,
+            &namer,
+            None,
+        )
+        .unwrap();
         let cards = std::fs::read_to_string(dir.join("labels/cards.jsonl")).unwrap();
         let final_epoch: FinalEpoch = serde_json::from_str(cards.lines().last().unwrap()).unwrap();
         for r in &found {

@@ -1,9 +1,9 @@
 //! The reader thread: decodes frames ahead of the consumer into a bounded queue, so
-//! decoding runs beside perception and memory stays flat in the recording's length.
+//! decoding runs beside perception and memory stays flat in the recording's length; a
+//! file that ends well before the frames it announces ends with an error.
 
 use super::{CaptureError, Frame, Gap, GapFinder, VideoReader};
 use crossbeam_channel::{bounded, Receiver};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -36,8 +36,6 @@ pub struct FrameSource {
     rx: Receiver<SourceItem>,
     handle: Option<JoinHandle<()>>,
     clock: ReleaseClock,
-    /// Frames decoded so far, those skipped and dropped included.
-    decoded: Arc<AtomicUsize>,
     pub fps: f64,
     pub frame_count: usize,
 }
@@ -46,12 +44,6 @@ impl FrameSource {
     /// The release clock (set in realtime mode).
     pub fn clock(&self) -> ReleaseClock {
         self.clock.clone()
-    }
-
-    /// A counter of the frames decoded so far (skipped and dropped ones included): how
-    /// far into the file the reader got, whatever reached the consumer.
-    pub fn decoded(&self) -> Arc<AtomicUsize> {
-        Arc::clone(&self.decoded)
     }
 
     /// The next item, or `None` once the video has ended.
@@ -106,14 +98,16 @@ pub fn spawn_reader(mut reader: VideoReader, opts: ReaderOptions) -> FrameSource
     let frame_count = reader.frame_count;
     let clock = ReleaseClock::default();
     let released = clock.0.clone();
-    let decoded = Arc::new(AtomicUsize::new(0));
-    let count = Arc::clone(&decoded);
+    // A file that ends well before the frames it announces was cut short.
+    let expected = reader.table_len().unwrap_or(reader.frame_count);
     let handle = std::thread::Builder::new()
         .name("capture".into())
         .spawn(move || {
+            // Frames decoded, those skipped and dropped included.
+            let mut decoded = 0;
             if skip > 0 {
                 match reader.skip(skip) {
-                    Ok(n) => count.store(n, Ordering::Relaxed),
+                    Ok(n) => decoded = n,
                     Err(e) => {
                         let _ = tx.send(SourceItem::Error(e));
                         return;
@@ -129,7 +123,7 @@ pub fn spawn_reader(mut reader: VideoReader, opts: ReaderOptions) -> FrameSource
             loop {
                 match reader.next_frame() {
                     Ok(Some(f)) => {
-                        count.fetch_add(1, Ordering::Relaxed);
+                        decoded += 1;
                         if realtime {
                             let t0 = *first_t.get_or_insert(f.t_s);
                             let _ = released.set((start, t0));
@@ -153,7 +147,18 @@ pub fn spawn_reader(mut reader: VideoReader, opts: ReaderOptions) -> FrameSource
                             return;
                         }
                     }
-                    Ok(None) => return,
+                    Ok(None) => {
+                        if expected > 0 && decoded + 1 < expected {
+                            let _ = tx.send(SourceItem::Error(CaptureError::Input {
+                                path: reader.path().to_path_buf(),
+                                place: format!("frame {decoded}"),
+                                problem: format!(
+                                    "the video ends after {decoded} of the {expected} frames it announces (truncated?)"
+                                ),
+                            }));
+                        }
+                        return;
+                    }
                     Err(e) => {
                         let _ = tx.send(SourceItem::Error(e));
                         return;
@@ -166,7 +171,6 @@ pub fn spawn_reader(mut reader: VideoReader, opts: ReaderOptions) -> FrameSource
         rx,
         handle,
         clock,
-        decoded,
         fps,
         frame_count,
     }

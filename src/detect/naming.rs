@@ -555,10 +555,7 @@ impl Namer {
         styles: Option<&[usize]>,
     ) -> Result<(Vec<Vec<f64>>, Vec<usize>), DetectError> {
         let views = self.views(bgr, faces, flipped)?;
-        let styles = match styles {
-            Some(s) => s.to_vec(),
-            None => self.choose_fonts(&views),
-        };
+        let styles = self.styles_for(&views, styles);
         Ok((self.raw_scores(&views, &styles), styles))
     }
 
@@ -579,10 +576,7 @@ impl Namer {
         let mut both: Vec<View> = Vec::with_capacity(2 * faces.len());
         both.extend(up);
         both.extend(down);
-        let styles = match styles {
-            Some(s) if !s.is_empty() => s.to_vec(),
-            _ => self.choose_fonts(&both),
-        };
+        let styles = self.styles_for(&both, styles);
         let raw = self.raw_scores(&both, &styles);
         let z = field_scores(&raw);
         let n = faces.len();
@@ -600,6 +594,15 @@ impl Namer {
             flips.push(down_better);
         }
         Ok(name_field(&rows, &flips, candidates))
+    }
+
+    /// The styles to read `views` in: an earlier choice when given (the same card set
+    /// seen again), else `choose_fonts`.
+    fn styles_for(&self, views: &[View], styles: Option<&[usize]>) -> Vec<usize> {
+        match styles {
+            Some(s) => s.to_vec(),
+            None => self.choose_fonts(views),
+        }
     }
 
     /// The styles of the font (or fonts) that fit a sample of the cards best: a card set

@@ -21,14 +21,14 @@ pub struct Relocated {
 /// Cards in `frame` that are not at any of `still_outlines`, named among `missing`
 /// (the poems of the cards that moved). `face_area_px` is the typical face area of the
 /// layout, which fixes the scale of the search; `styles` are the typeface styles the
-/// layout's cards were named in (empty: chosen from the cards found).
+/// layout's cards were named in (`None`: chosen from the cards found).
 pub fn relocate(
     frame: &Mat,
     still_outlines: &[QuadPx],
     face_area_px: f64,
     missing: &[u8],
     namer: &Namer,
-    styles: &[usize],
+    styles: Option<&[usize]>,
 ) -> Result<Vec<Relocated>, DetectError> {
     if missing.is_empty() {
         return Ok(Vec::new());
@@ -54,7 +54,7 @@ pub fn relocate(
     // A moved card may lie either way up: each is read both ways and keeps the way its
     // best candidate stands out more; the same field-relative rule as the layout's
     // names it, with only the missing poems open (each at most once).
-    let names = namer.name_cards_either_way(frame, &faces, Some(missing), Some(styles))?;
+    let names = namer.name_cards_either_way(frame, &faces, Some(missing), styles)?;
     Ok(fresh
         .into_iter()
         .zip(names)

@@ -1065,7 +1065,7 @@ impl CardTracker {
             self.face_area_px,
             &missing,
             namer,
-            &self.styles,
+            Some(&self.styles),
         )?;
         for r in found {
             // Named; or read best as a card that was seen lying just there (its name need
