@@ -41,15 +41,6 @@ struct FinalEpoch {
 /// A re-detected card's centre lies this close to the truth, px.
 const RELOCATED_WITHIN_PX: f64 = 6.0;
 
-fn quad_area(q: &[[f64; 2]; 4]) -> f64 {
-    let mut a = 0.0;
-    for i in 0..4 {
-        let (p, n) = (q[i], q[(i + 1) % 4]);
-        a += p[0] * n[1] - n[0] * p[1];
-    }
-    a.abs() / 2.0
-}
-
 #[derive(Deserialize)]
 struct Hand {
     touching: Vec<u8>,
@@ -261,18 +252,8 @@ fn moved_card_signal_fires_on_the_read_card_and_counts_false_alarms() {
             .filter(|i| signals[*i].state == CardState::Still)
             .map(|i| outlines[i])
             .collect();
-        let mut areas: Vec<f64> = m.cards.iter().map(|c| quad_area(&c.face_px)).collect();
-        areas.sort_by(|a, b| a.total_cmp(b));
         let namer = Namer::new().unwrap();
-        let found = relocate(
-            &last,
-            &still,
-            areas[areas.len() / 2],
-            &missing,
-            &namer,
-            None,
-        )
-        .unwrap();
+        let found = relocate(&last, &still, &m.card_scale(), &missing, &namer, None).unwrap();
         let cards = std::fs::read_to_string(dir.join("labels/cards.jsonl")).unwrap();
         let final_epoch: FinalEpoch = serde_json::from_str(cards.lines().last().unwrap()).unwrap();
         for r in &found {

@@ -97,7 +97,8 @@ pub fn side_lengths(q: &QuadPx) -> (f64, f64) {
     (s01.min(s12), s01.max(s12))
 }
 
-fn quad_area(q: &QuadPx) -> f64 {
+/// The area enclosed by a quad, px².
+pub fn quad_area(q: &QuadPx) -> f64 {
     let mut a = 0.0;
     for i in 0..4 {
         let (p, n) = (q[i], q[(i + 1) % 4]);
@@ -296,7 +297,7 @@ fn stable_blobs(mut blobs: Vec<Blob>) -> Vec<Blob> {
         .collect()
 }
 
-fn median(v: &mut [f64]) -> Option<f64> {
+pub(crate) fn median(v: &mut [f64]) -> Option<f64> {
     if v.is_empty() {
         return None;
     }
@@ -702,6 +703,12 @@ fn grow(face: &QuadPx, lines: &[Line; 4], by_px: f64) -> QuadPx {
 pub struct FindOptions {
     /// Expected face area in pixels, when the scale is already known (re-detection).
     pub expected_face_area_px: Option<f64>,
+    /// The border's width over the face's long side, when the card set is already known
+    /// (re-detection): then it is not measured again on the cards found.
+    pub border_ratio: Option<f64>,
+    /// Places not to look at (a centre and a radius, px): a card whose face centre lies
+    /// there is not fitted or returned (re-detection skips the cards still in place).
+    pub ignore_near: Vec<(PointPx, f64)>,
 }
 
 /// Finds every card in a BGR image (undistorted when intrinsics are known).
@@ -745,6 +752,7 @@ pub fn find_cards(bgr: &Mat, opts: &FindOptions) -> Result<Vec<FoundCard>, Detec
             kept.push(b);
         }
     }
+    kept.retain(|b| opts.ignore_near.iter().all(|&(c, r)| dist(c, b.centre) > r));
 
     let mut white_f = Mat::default();
     white_blur.convert_to(&mut white_f, core::CV_32F, 1.0, 0.0)?;
@@ -780,6 +788,10 @@ pub fn find_cards(bgr: &Mat, opts: &FindOptions) -> Result<Vec<FoundCard>, Detec
         for (i, fi) in f.iter_mut().enumerate() {
             *fi = border_step(&bgr_f, face, i, max_px, inside)?;
         }
+        if opts.border_ratio.is_some() {
+            fits.push(f);
+            continue;
+        }
         let widths: Vec<f64> = (0..4)
             .filter(|&i| dist(face[i], face[(i + 1) % 4]) < SHORT_SIDE_FRAC * long)
             .filter_map(|i| f[i].map(|s: StepFit| s.outer_px - s.face_px))
@@ -797,7 +809,9 @@ pub fn find_cards(bgr: &Mat, opts: &FindOptions) -> Result<Vec<FoundCard>, Detec
         }
         fits.push(f);
     }
-    let ratio = median(&mut ratios)
+    let ratio = opts
+        .border_ratio
+        .or_else(|| median(&mut ratios))
         .filter(|r| *r <= BORDER_RATIO_MAX)
         .unwrap_or(0.0);
 

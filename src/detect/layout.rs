@@ -5,6 +5,7 @@
 
 use super::cards::{self, centre, side_lengths, FindOptions, FoundCard};
 use super::naming::{self, CardName, Namer};
+use super::relocate::CardScale;
 use super::still::{self, LayoutFrames};
 use super::{DetectError, QuadPx};
 use crate::field::{self, CardQuad, Intrinsics};
@@ -53,6 +54,30 @@ impl MeasuredLayout {
     /// set is printed in one typeface, so cards found again later are read in these.
     pub fn card_styles(&self) -> &[usize] {
         &self.scores.styles
+    }
+
+    /// The card set's scale as the layout measured it: the median face area and the
+    /// median border width over the face's long side (a card set is cut and printed
+    /// alike), so that cards found again are fitted to the same border.
+    pub fn card_scale(&self) -> CardScale {
+        let mut areas: Vec<f64> = self
+            .cards
+            .iter()
+            .map(|c| cards::quad_area(&c.face_px))
+            .collect();
+        let mut ratios: Vec<f64> = self
+            .cards
+            .iter()
+            .map(|c| {
+                let (_, face) = side_lengths(&c.face_px);
+                let (_, card) = side_lengths(&c.quad.corners_px);
+                (card - face) / 2.0 / face.max(1.0)
+            })
+            .collect();
+        CardScale {
+            face_area_px: cards::median(&mut areas).unwrap_or(3000.0),
+            border_ratio: cards::median(&mut ratios).map(|r| r.max(0.0)),
+        }
     }
 }
 
@@ -230,13 +255,14 @@ pub fn add_still_view(
         None => more.image.clone(),
     };
     let s = &mut m.scores;
-    let mut areas: Vec<f64> = s.faces.iter().map(quad_area_px).collect();
+    let mut areas: Vec<f64> = s.faces.iter().map(cards::quad_area).collect();
     areas.sort_by(|a, b| a.total_cmp(b));
     let area = areas.get(areas.len() / 2).copied().unwrap_or(0.0);
     let found = cards::find_cards(
         &image,
         &FindOptions {
             expected_face_area_px: (area > 0.0).then_some(area),
+            ..FindOptions::default()
         },
     )?;
     // Each first-image card and the later face at its place, if any.
@@ -331,15 +357,6 @@ pub fn measure_layout_readings(
         }
     }
     Ok(m)
-}
-
-fn quad_area_px(q: &QuadPx) -> f64 {
-    let mut a = 0.0;
-    for i in 0..4 {
-        let (p, r) = (q[i], q[(i + 1) % 4]);
-        a += p[0] * r[1] - r[0] * p[1];
-    }
-    0.5 * a.abs()
 }
 
 fn round_to(v: f64, step: f64) -> f64 {

@@ -10,6 +10,19 @@ use opencv::core::Mat;
 
 /// A quad closer than this fraction of a card's short side to a still card is that card.
 const SAME_PLACE_FRAC: f64 = 0.5;
+/// Blobs this close to a still card (fraction of its short side) are not fitted at all:
+/// a little inside `SAME_PLACE_FRAC`, as a blob's centre is not yet the fitted card's.
+const SKIP_FRAC: f64 = 0.4;
+
+/// The layout's card scale, which fixes the search.
+#[derive(Debug, Clone, Copy)]
+pub struct CardScale {
+    /// The typical face area, px.
+    pub face_area_px: f64,
+    /// The border's width over the face's long side (`None`: measured on the cards
+    /// found, which then must all be fitted).
+    pub border_ratio: Option<f64>,
+}
 
 /// A card found again.
 #[derive(Debug, Clone)]
@@ -19,13 +32,14 @@ pub struct Relocated {
 }
 
 /// Cards in `frame` that are not at any of `still_outlines`, named among `missing`
-/// (the poems of the cards that moved). `face_area_px` is the typical face area of the
-/// layout, which fixes the scale of the search; `styles` are the typeface styles the
-/// layout's cards were named in (`None`: chosen from the cards found).
+/// (the poems of the cards that moved). `scale` is the layout's card scale: its typical
+/// face area, and its border ratio when known (otherwise measured on the cards found);
+/// `styles` are the typeface styles the layout's cards were named in (`None`: chosen
+/// from the cards found). Only places away from the still cards are fitted.
 pub fn relocate(
     frame: &Mat,
     still_outlines: &[QuadPx],
-    face_area_px: f64,
+    scale: &CardScale,
     missing: &[u8],
     namer: &Namer,
     styles: Option<&[usize]>,
@@ -33,10 +47,20 @@ pub fn relocate(
     if missing.is_empty() {
         return Ok(Vec::new());
     }
+    let ignore_near = match scale.border_ratio {
+        // Without the layout's border, every card is fitted to measure it.
+        None => Vec::new(),
+        Some(_) => still_outlines
+            .iter()
+            .map(|q| (centre(q), SKIP_FRAC * side_lengths(q).0))
+            .collect(),
+    };
     let found = cards::find_cards(
         frame,
         &FindOptions {
-            expected_face_area_px: Some(face_area_px),
+            expected_face_area_px: Some(scale.face_area_px),
+            border_ratio: scale.border_ratio,
+            ignore_near,
         },
     )?;
     let fresh: Vec<FoundCard> = found

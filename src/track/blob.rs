@@ -380,16 +380,6 @@ impl SeenBlob {
     }
 }
 
-/// Area of a quadrilateral (shoelace).
-pub fn quad_area(q: &QuadPx) -> f64 {
-    let mut s = 0.0;
-    for i in 0..4 {
-        let (a, b) = (q[i], q[(i + 1) % 4]);
-        s += a[0] * b[1] - b[0] * a[1];
-    }
-    s.abs() / 2.0
-}
-
 /// The longer side of a quadrilateral.
 pub fn quad_long_side(q: &QuadPx) -> f64 {
     (0..4)

@@ -11,10 +11,11 @@
 
 mod blob;
 
-use crate::detect::cards::dist;
+use crate::detect::cards::{self, dist};
 use crate::detect::layout::MeasuredLayout;
 use crate::detect::motion::{CardState, MonitorState, MotionMonitor};
 use crate::detect::naming::Namer;
+use crate::detect::relocate::CardScale;
 use crate::detect::{relocate, DetectError, QuadPx};
 use crate::field::{FieldError, FieldMap};
 use crate::rules::geometry::{FieldGeometry, Pt};
@@ -275,7 +276,8 @@ pub struct CardTracker {
     /// The typeface styles the layout's cards were named in: cards found again are read
     /// in them (one card set, one typeface).
     styles: Vec<usize>,
-    face_area_px: f64,
+    /// The card set's scale (face area, border) as the layout measured it.
+    scale: CardScale,
     /// The coloured border around the white face, mm: a blob of paper is the face only.
     border_mm: f64,
     fps: f64,
@@ -304,17 +306,11 @@ impl CardTracker {
         let outlines: Vec<QuadPx> = measured.cards.iter().map(|c| c.raw_px).collect();
         let monitor = MotionMonitor::new(&measured.still.image, &outlines)?;
         let blobs = BlobFinder::new(&measured.still.image)?;
-        let mut areas: Vec<f64> = measured
-            .cards
-            .iter()
-            .map(|c| blob::quad_area(&c.face_px))
-            .collect();
-        areas.sort_by(|a, b| a.total_cmp(b));
-        let face_area_px = areas.get(areas.len() / 2).copied().unwrap_or(3000.0);
+        let scale = measured.card_scale();
         let mut face_share: Vec<f64> = measured
             .cards
             .iter()
-            .map(|c| blob::quad_area(&c.face_px) / blob::quad_area(&c.quad.corners_px).max(1.0))
+            .map(|c| cards::quad_area(&c.face_px) / cards::quad_area(&c.quad.corners_px).max(1.0))
             .collect();
         face_share.sort_by(|a, b| a.total_cmp(b));
         let share = face_share
@@ -345,7 +341,7 @@ impl CardTracker {
             cards,
             namer,
             styles: measured.card_styles().to_vec(),
-            face_area_px,
+            scale,
             border_mm,
             fps,
             last_search_s: f64::NEG_INFINITY,
@@ -474,7 +470,7 @@ impl CardTracker {
         let since_s = c.disturbed_since_s.map_or(0.0, |d| (t_s - d).max(0.0));
         let reach_px = blob::quad_long_side(&c.rest_px)
             * (START_REACH + START_REACH_PER_S * since_s).min(START_REACH_MAX);
-        let min_area = 0.2 * self.face_area_px;
+        let min_area = 0.2 * self.scale.face_area_px;
         let Some(b) = self
             .blobs
             .nearest(bgr, centre, reach_px, min_area, claimed)?
@@ -550,7 +546,7 @@ impl CardTracker {
         let touch = player.zip(hand).map(|(player, hand)| StartTouch {
             player,
             hand,
-            came_px: b.area_px / self.face_area_px.sqrt(),
+            came_px: b.area_px / self.scale.face_area_px.sqrt(),
             disturbed_s: c.disturbed_since_s,
             struck,
         });
@@ -664,7 +660,7 @@ impl CardTracker {
         claimed.push(b.bbox_px());
         f.learn_speed(&b);
         let pts = self.map.to_field(&b.outline_px)?;
-        let full = b.area_px >= FULL_FACE_SHARE * self.face_area_px;
+        let full = b.area_px >= FULL_FACE_SHARE * self.scale.face_area_px;
         if full {
             if let Some(a) = blob::long_axis_deg(&pts) {
                 // The card's height runs along its long axis, at angle + 90.
@@ -774,7 +770,7 @@ impl CardTracker {
         };
         let back_frames = match next {
             Some((b, frame)) if frame > f.start_frame => {
-                let came = b.area_px / self.face_area_px.sqrt();
+                let came = b.area_px / self.scale.face_area_px.sqrt();
                 let growth = (came - st.came_px) / (frame - f.start_frame) as f64;
                 if growth > 1e-6 {
                     (st.came_px / growth).min(TOUCH_BACK_MAX_FRAMES)
@@ -823,7 +819,7 @@ impl CardTracker {
         ];
         let reach_px = blob::quad_long_side(&self.cards[i].rest_px) * 0.6
             + VELOCITY_DOUBT * v[0].hypot(v[1]) * f64::from(f.unseen);
-        let min_area = 0.2 * self.face_area_px;
+        let min_area = 0.2 * self.scale.face_area_px;
         Ok(self.blobs.nearest(bgr, at, reach_px, min_area, claimed)?)
     }
 
@@ -1062,7 +1058,7 @@ impl CardTracker {
         let found = relocate::relocate(
             bgr,
             &still,
-            self.face_area_px,
+            &self.scale,
             &missing,
             namer,
             Some(&self.styles),
