@@ -253,7 +253,9 @@ fn moved_card_signal_fires_on_the_read_card_and_counts_false_alarms() {
             .map(|i| outlines[i])
             .collect();
         let namer = Namer::new().unwrap();
-        let found = relocate(&last, &still, &m.card_scale(), &missing, &namer, None).unwrap();
+        let found = relocate(&last, &still, &m.card_scale(), &missing, &namer, None, &[])
+            .unwrap()
+            .found;
         let cards = std::fs::read_to_string(dir.join("labels/cards.jsonl")).unwrap();
         let final_epoch: FinalEpoch = serde_json::from_str(cards.lines().last().unwrap()).unwrap();
         for r in &found {

@@ -20,6 +20,7 @@ use opencv::prelude::*;
 use opencv::{freetype, imgproc};
 use pathfinding::kuhn_munkres::kuhn_munkres;
 use pathfinding::matrix::Matrix;
+use rayon::prelude::*;
 use std::path::Path;
 
 /// Canonical face size for matching, px.
@@ -516,9 +517,11 @@ impl Namer {
     }
 
     /// Every card's correlation with all 100 poems over the given styles.
+    /// The cards are read in parallel (every core: naming a layout is the longest step
+    /// before the match can be followed).
     fn raw_scores(&self, views: &[View], styles: &[usize]) -> Vec<Vec<f64>> {
         views
-            .iter()
+            .par_iter()
             .map(|v| (1..=POEM_COUNT).map(|p| self.score(v, styles, p)).collect())
             .collect()
     }
@@ -631,7 +634,7 @@ impl Namer {
                 continue;
             }
             let raw: Vec<Vec<f64>> = sample
-                .iter()
+                .par_iter()
                 .map(|&c| {
                     (1..=POEM_COUNT)
                         .map(|p| self.score(&views[c], &styles, p))

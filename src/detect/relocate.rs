@@ -5,7 +5,7 @@
 
 use super::cards::{self, centre, side_lengths, FindOptions, FoundCard};
 use super::naming::{CardName, Namer};
-use super::{DetectError, QuadPx};
+use super::{DetectError, PointPx, QuadPx};
 use opencv::core::Mat;
 
 /// A quad closer than this fraction of a card's short side to a still card is that card.
@@ -31,11 +31,26 @@ pub struct Relocated {
     pub name: CardName,
 }
 
+/// What one search found: the cards named among the missing poems, and the face centre
+/// of every card it read, named or not (a later search for the same poems need not read
+/// again a card still lying there: `known`).
+#[derive(Debug, Clone, Default)]
+pub struct Search {
+    pub found: Vec<Relocated>,
+    pub read_at_px: Vec<PointPx>,
+}
+
+/// A card whose face centre lies this close to one read before (fraction of the square
+/// root of the face area) is the same card lying still.
+pub const KNOWN_FRAC: f64 = 0.1;
+
 /// Cards in `frame` that are not at any of `still_outlines`, named among `missing`
 /// (the poems of the cards that moved). `scale` is the layout's card scale: its typical
 /// face area, and its border ratio when known (otherwise measured on the cards found);
 /// `styles` are the typeface styles the layout's cards were named in (`None`: chosen
-/// from the cards found). Only places away from the still cards are fitted.
+/// from the cards found). Only places away from the still cards are fitted, and cards
+/// whose face centre lies at one of `known` (cards an earlier search for the same poems
+/// read in vain, still lying there) are not read again.
 pub fn relocate(
     frame: &Mat,
     still_outlines: &[QuadPx],
@@ -43,17 +58,22 @@ pub fn relocate(
     missing: &[u8],
     namer: &Namer,
     styles: Option<&[usize]>,
-) -> Result<Vec<Relocated>, DetectError> {
+    known: &[PointPx],
+) -> Result<Search, DetectError> {
     if missing.is_empty() {
-        return Ok(Vec::new());
+        return Ok(Search::default());
     }
     let ignore_near = match scale.border_ratio {
         // Without the layout's border, every card is fitted to measure it.
         None => Vec::new(),
-        Some(_) => still_outlines
-            .iter()
-            .map(|q| (centre(q), SKIP_FRAC * side_lengths(q).0))
-            .collect(),
+        Some(_) => {
+            let side = scale.face_area_px.sqrt();
+            still_outlines
+                .iter()
+                .map(|q| (centre(q), SKIP_FRAC * side_lengths(q).0))
+                .chain(known.iter().map(|&c| (c, KNOWN_FRAC * side)))
+                .collect()
+        }
     };
     let found = cards::find_cards(
         frame,
@@ -75,13 +95,17 @@ pub fn relocate(
         })
         .collect();
     let faces: Vec<QuadPx> = fresh.iter().map(|f| f.face_px).collect();
+    let read_at_px = faces.iter().map(centre).collect();
     // A moved card may lie either way up: each is read both ways and keeps the way its
     // best candidate stands out more; the same field-relative rule as the layout's
     // names it, with only the missing poems open (each at most once).
     let names = namer.name_cards_either_way(frame, &faces, Some(missing), styles)?;
-    Ok(fresh
-        .into_iter()
-        .zip(names)
-        .map(|(card, name)| Relocated { card, name })
-        .collect())
+    Ok(Search {
+        found: fresh
+            .into_iter()
+            .zip(names)
+            .map(|(card, name)| Relocated { card, name })
+            .collect(),
+        read_at_px,
+    })
 }

@@ -104,15 +104,17 @@ impl BlobFinder {
         if rect.width < 2 || rect.height < 2 {
             return Ok(0.0);
         }
-        let patch = bgr.roi(rect)?.try_clone()?;
         let mask = polygon_mask(&pts, rect)?;
-        let (px, m) = (patch.data_bytes()?, mask.data_bytes()?);
         let (mut inside, mut bare) = (0usize, 0usize);
-        for (c, mv) in px.chunks_exact(3).zip(m) {
-            if *mv > 0 {
-                inside += 1;
-                if self.tatami.is_like(c, &self.gains) {
-                    bare += 1;
+        let (x0, w) = (rect.x as usize, rect.width as usize);
+        for y in 0..rect.height {
+            let row = &bgr.at_row::<core::Vec3b>(rect.y + y)?[x0..x0 + w];
+            for (c, mv) in row.iter().zip(mask.at_row::<u8>(y)?) {
+                if *mv > 0 {
+                    inside += 1;
+                    if self.tatami.is_like(&c.0, &self.gains) {
+                        bare += 1;
+                    }
                 }
             }
         }
@@ -341,8 +343,9 @@ impl Tatami {
         if sum < 0.3 * self.level || sum > 1.6 * self.level {
             return false;
         }
-        (c[2] / sum - self.chroma[0]).abs() <= self.chroma_tol[0]
-            && (c[1] / sum - self.chroma[1]).abs() <= self.chroma_tol[1]
+        // The chromaticity test `|c / sum - chroma| <= tol`, multiplied out (sum > 0).
+        (c[2] - self.chroma[0] * sum).abs() <= self.chroma_tol[0] * sum
+            && (c[1] - self.chroma[1] * sum).abs() <= self.chroma_tol[1] * sum
     }
 }
 

@@ -23,6 +23,7 @@ use crate::rules::model::{By, Event, EventKind, Hand, Player};
 use blob::{BlobFinder, SeenBlob};
 use opencv::core::Mat;
 use serde::{Deserialize, Serialize};
+use std::cell::Cell;
 
 /// Everything the tracker knows between two frames, to continue a run exactly where it
 /// stood (`analyze --resume`).
@@ -35,6 +36,17 @@ pub struct TrackerState {
     /// Where paper came to rest after the layout, in order.
     #[serde(default)]
     placed: Vec<Vec<[f64; 2]>>,
+    #[serde(default)]
+    read_in_vain: ReadInVain,
+}
+
+/// The cards the last search read without finding any missing card among them (their
+/// face centres, px), and the poems it looked for: the next search for the same poems
+/// does not read them again while they lie there.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+struct ReadInVain {
+    for_poems: Vec<u8>,
+    at_px: Vec<[f64; 2]>,
 }
 
 fn never() -> f64 {
@@ -282,6 +294,10 @@ pub struct CardTracker {
     border_mm: f64,
     fps: f64,
     last_search_s: f64,
+    read_in_vain: ReadInVain,
+    /// Each card's bare share (`BlobFinder::vacated_share`) in the frame being read, as
+    /// far as it was asked; cleared at each frame.
+    vacated: Vec<Cell<Option<f64>>>,
 }
 
 fn centre_px(q: &QuadPx) -> [f64; 2] {
@@ -345,6 +361,8 @@ impl CardTracker {
             border_mm,
             fps,
             last_search_s: f64::NEG_INFINITY,
+            read_in_vain: ReadInVain::default(),
+            vacated: Vec::new(),
         })
     }
 
@@ -363,6 +381,7 @@ impl CardTracker {
             monitor: self.monitor.state(),
             last_search_s: self.last_search_s,
             placed: self.blobs.placed().to_vec(),
+            read_in_vain: self.read_in_vain.clone(),
         }
     }
 
@@ -378,6 +397,7 @@ impl CardTracker {
         self.cards = state.cards;
         self.monitor = MotionMonitor::from_state(state.monitor);
         self.last_search_s = state.last_search_s;
+        self.read_in_vain = state.read_in_vain;
         for q in &state.placed {
             self.blobs.rebase(q)?;
         }
@@ -417,6 +437,7 @@ impl CardTracker {
             let key = |i: usize| self.cards[i].disturbed_since_s.unwrap_or(f64::INFINITY);
             key(a).total_cmp(&key(b))
         });
+        self.vacated = vec![Cell::new(None); self.cards.len()];
         for i in order {
             let state = signals[i].state;
             match self.cards[i].phase.clone() {
@@ -462,7 +483,7 @@ impl CardTracker {
         // The card that left its place is the one whose place shows the tatami; a
         // neighbour the moving card slid over, or a card a hand covers, does not. (Asked
         // first: it is cheap, and most disturbed cards are only covered.)
-        let own = self.blobs.vacated_share(bgr, &c.rest_px)?;
+        let own = self.vacated_share(i, bgr)?;
         if own < VACATED_MIN {
             return Ok(());
         }
@@ -488,9 +509,7 @@ impl CardTracker {
                 continue;
             }
             let oc = centre_px(&o.rest_px);
-            if dist(oc, b.centre_px) < d_own
-                && self.blobs.vacated_share(bgr, &o.rest_px)? >= RIVAL_SHARE * own
-            {
+            if dist(oc, b.centre_px) < d_own && self.vacated_share(j, bgr)? >= RIVAL_SHARE * own {
                 return Ok(());
             }
         }
@@ -570,6 +589,17 @@ impl CardTracker {
             touch,
         });
         Ok(())
+    }
+
+    /// The share of resting card `i`'s place where the tatami shows in this frame,
+    /// measured once a frame: every disturbed card that starts asks it of its rivals.
+    fn vacated_share(&self, i: usize, bgr: &Mat) -> Result<f64, TrackError> {
+        if let Some(v) = self.vacated[i].get() {
+            return Ok(v);
+        }
+        let v = self.blobs.vacated_share(bgr, &self.cards[i].rest_px)?;
+        self.vacated[i].set(Some(v));
+        Ok(v)
     }
 
     /// The distance from `at` to the nearest fingertip seen, mm (infinite when none).
@@ -1055,15 +1085,27 @@ impl CardTracker {
         let Some(namer) = self.namer.as_ref() else {
             return Ok(());
         };
-        let found = relocate::relocate(
+        let known: &[[f64; 2]] = if self.read_in_vain.for_poems == missing {
+            &self.read_in_vain.at_px
+        } else {
+            &[]
+        };
+        let search = relocate::relocate(
             bgr,
             &still,
             &self.scale,
             &missing,
             namer,
             Some(&self.styles),
+            known,
         )?;
-        for r in found {
+        let mut in_vain = if self.read_in_vain.for_poems == missing {
+            std::mem::take(&mut self.read_in_vain.at_px)
+        } else {
+            Vec::new()
+        };
+        in_vain.extend(search.read_at_px);
+        for r in search.found {
             // Named; or read best as a card that was seen lying just there (its name need
             // not stand out: where it lies says which card it is).
             let i = match r.name.poem {
@@ -1080,12 +1122,18 @@ impl CardTracker {
             let Some(&i) = i else {
                 continue;
             };
+            let found_at = cards::centre(&r.card.face_px);
+            in_vain.retain(|&p| p != found_at);
             let quad = r.card.card_px;
             let c = self.map.point_to_field(centre_px(&quad))?;
             let pts = self.map.to_field(&quad)?;
             let angle = blob::long_axis_deg(&pts).map_or(0.0, |a| a - 90.0);
             self.place(i, frame, t_s, bgr, quad, c, angle, events)?;
         }
+        self.read_in_vain = ReadInVain {
+            for_poems: missing,
+            at_px: in_vain,
+        };
         Ok(())
     }
 }
