@@ -9,7 +9,7 @@
 use crate::capture::{self, VideoReader};
 use crate::cli::layout::{detect_error, load_calibration};
 use crate::cli::{load_readings, read_text, write_json_line};
-use crate::detect::layout::{measure_layout, MeasuredLayout};
+use crate::detect::layout::{measure_layout, measure_layout_readings, MeasuredLayout};
 use crate::field::{FieldMap, Intrinsics};
 use crate::judge::{
     self, Checkpoint, HandSource, JudgeError, LabelHands, Output, Resume, Ruled, RunOptions,
@@ -165,6 +165,8 @@ struct Prepared {
     readings: Vec<Reading>,
     /// Readings whose poem was heard only as the closest match (`readings_from_sound`).
     unsure_poems: BTreeMap<u32, String>,
+    /// Wall time of the layout measurement, s.
+    layout_wall_s: f64,
 }
 
 fn prepare(dir: &Path) -> Result<Prepared> {
@@ -183,8 +185,14 @@ fn prepare(dir: &Path) -> Result<Prepared> {
         .map(|n| n as f64 / reader.fps)
         .unwrap_or_else(|| reader.duration_s());
     judge::check_readings(&readings, &readings_path, video_s).map_err(judge_error)?;
-    let until_s = readings.first().map(|r| r.kami_start_s);
-    let measured = measure_layout(&video, until_s, intrinsics.as_ref()).map_err(detect_error)?;
+    // The layout from the still stretch before the first reading; the stretches between
+    // the next readings, when more views are needed (each a short seek, not a scan to
+    // the video's end).
+    let starts: Vec<f64> = readings.iter().map(|r| r.kami_start_s).collect();
+    let layout_started = std::time::Instant::now();
+    let measured =
+        measure_layout_readings(&video, &starts, intrinsics.as_ref()).map_err(detect_error)?;
+    let layout_wall_s = layout_started.elapsed().as_secs_f64();
     let map = FieldMap::new(
         measured.image_to_field,
         intrinsics,
@@ -209,6 +217,7 @@ fn prepare(dir: &Path) -> Result<Prepared> {
         map,
         readings,
         unsure_poems,
+        layout_wall_s,
     })
 }
 
@@ -405,6 +414,7 @@ pub fn analyze(
     report: bool,
     out: &mut dyn Write,
 ) -> Result<()> {
+    let started = std::time::Instant::now();
     let p = prepare(dir)?;
     let out_dir = out_dir.map_or_else(|| dir.join("analysis"), Path::to_path_buf);
     std::fs::create_dir_all(&out_dir).with_context(|| format!("creating {}", out_dir.display()))?;
@@ -425,6 +435,8 @@ pub fn analyze(
     };
     let mut sink = FileOutput::create(&out_dir, frames, sizes, None)?;
     let namer = crate::detect::naming::Namer::new().map_err(detect_error)?;
+    let before_frames_s = started.elapsed().as_secs_f64();
+    let p_layout_wall_s = p.layout_wall_s;
     let summary = judge::run(
         p.reader,
         &p.measured,
@@ -467,6 +479,8 @@ pub fn analyze(
         "{}",
         serde_json::json!({
             "report_wall_s": report_wall_s,
+            "layout_wall_s": round3(p_layout_wall_s),
+            "before_first_frame_wall_s": round3(before_frames_s),
             "frames": summary.frames,
             "video_s": round3(summary.video_s),
             "wall_s": round3(summary.wall_s),
