@@ -718,6 +718,7 @@ pub fn live(args: &LiveArgs, out: &mut dyn Write) -> Result<()> {
         realtime: args.realtime,
         more_readings: args.readings.clone().map(spawn_readings),
         early_takes: true,
+        queue_frames: judge::LIVE_QUEUE_FRAMES,
         ..RunOptions::default()
     };
     let mut sink = PrintOutput {

@@ -42,6 +42,8 @@ fn video_error(e: crate::detect::DetectError) -> anyhow::Error {
 pub struct PerceiveSummary {
     pub frames: usize,
     pub inferences: usize,
+    /// Of `inferences`, those the search for where a change lies made.
+    pub refine_runs: usize,
     pub events: usize,
     pub wall_s: f64,
     pub infer_ms_per_frame: f64,
@@ -198,6 +200,7 @@ pub fn perceive(
     let s = PerceiveSummary {
         frames: st.frames,
         inferences: st.inferences,
+        refine_runs: st.refine_runs,
         events: n_events,
         wall_s,
         infer_ms_per_frame: st.infer_s * 1000.0 / st.frames.max(1) as f64,

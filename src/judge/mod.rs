@@ -28,6 +28,10 @@ pub use windows::{Ruled, Windows, CLOSE_MARGIN_S, NO_HAND_MODEL};
 
 /// Decoded frames held between the capture thread and perception (each a full image).
 pub const QUEUE_FRAMES: usize = 8;
+/// The same, and between perception and the judge, in `live`: each frame queued is a
+/// frame period of delay before a call, and a camera's frames that find the queue full
+/// are dropped rather than waited for (8 frames held calls 40-54 ms behind the frames).
+pub const LIVE_QUEUE_FRAMES: usize = 3;
 /// A touch the card tracker infers from a card set moving is held this long, video
 /// time, and dropped when the hands saw the same player touch the same card within
 /// `MOTION_TOUCH_MATCH_S` of it (the hands' own touch is the better timed).
