@@ -147,12 +147,12 @@ enum Command {
         /// The engine that runs it.
         #[arg(long, value_enum, default_value_t)]
         backend: karuta_referee::hands::Backend,
-        /// Frames between runs of the network while no hand is over the field.
-        #[arg(long, default_value_t = 8)]
-        idle_stride: usize,
-        /// Frames between runs while a hand is over the field.
-        #[arg(long, default_value_t = 2)]
-        active_stride: usize,
+        /// Seconds between runs of the network while no hand is over the field.
+        #[arg(long, default_value_t = karuta_referee::hands::perceive::IDLE_EVERY_S)]
+        idle_every_s: f64,
+        /// Seconds between runs while a hand is over the field.
+        #[arg(long, default_value_t = karuta_referee::hands::perceive::ACTIVE_EVERY_S)]
+        active_every_s: f64,
         /// Engine threads (ONNX Runtime; tract runs on one).
         #[arg(long, default_value_t = 1)]
         threads: usize,
@@ -374,13 +374,13 @@ fn main() -> ExitCode {
             out,
             model,
             backend,
-            idle_stride,
-            active_stride,
+            idle_every_s,
+            active_every_s,
             threads,
         } => {
             let opts = karuta_referee::hands::PerceiveOptions {
-                idle_stride,
-                active_stride,
+                idle_every_s,
+                active_every_s,
                 backend,
                 threads,
             };

@@ -10,12 +10,12 @@
 //! touch the hands saw replaces the one inferred for the same player and card. A touch's
 //! hand is the player's usual hand once that is known (below). An entry or a leave
 //! counts only once it has held for `HOLD_S` (a hand flickering at the edge, or a
-//! pair briefly taken for another, does not enter). Which hand drove a card is the
-//! model's left or right only while two of the player's hands reach about as deep into
-//! the area; a player reaching with one hand (the other resting at the edge, or the
-//! forearm behind the hand seen as a second hand) is taken to use the hand seen
-//! reaching most often so far (the model's left/right is right for about 92% of
-//! hands, a player's habit for far more).
+//! pair briefly taken for another, does not enter). Which hand drove a card is the hand
+//! the player has been seen reaching with most often so far, for every region of theirs
+//! inside the area (a second one there is nearly always the reaching hand's forearm),
+//! and the model's left or right only before that is known (the model's left/right is
+//! right for about 92% of hands, a player's habit for far more; 13-2 makes the hand of
+//! a player's first touch their lead hand, so one misreading decides every later take).
 
 use super::{HandSource, JudgeError};
 use crate::hands::{HandFrame, Perceiver};
@@ -32,6 +32,12 @@ pub const HOLD_S: f64 = 0.04;
 pub const USUAL_MIN_RUNS: f64 = 8.0;
 /// ...and one hand holds this share of them.
 pub const USUAL_MIN_SHARE: f64 = 0.6;
+/// The card tracker is given the hands of every run this recent, s: the network runs
+/// every 12.5 ms over the field, and a hand the latest run lost (or saw already lifting
+/// away) still names who drove a card that starts moving now (about the last two runs,
+/// as the latest run was when the network ran on every other frame). Giving each player
+/// only their latest sighting instead did no better on the recordings of docs/analyze.md.
+pub const RECENT_HANDS_S: f64 = 0.02;
 /// Perception reports a change at most this long after it happened, s: a change still
 /// unanswered after `HOLD_S` plus this is final.
 pub const REPORT_LAG_S: f64 = 0.1;
@@ -88,9 +94,9 @@ impl Hold {
 pub struct ModelHands {
     perceiver: Perceiver,
     name: String,
-    /// The hands of the latest frame the network ran on, handed to the card tracker
-    /// (who drove a card) until the next run.
-    latest: Vec<HandSeen>,
+    /// The hands of the runs of the last `RECENT_HANDS_S` (time, hands), for the card
+    /// tracker (who drove a card) until the next run.
+    recent: std::collections::VecDeque<(f64, Vec<HandSeen>)>,
     hold: Hold,
     /// Frames in which one of each player's hands reached into the area, by the hand the
     /// model read it as: [player][left, right].
@@ -108,7 +114,7 @@ impl ModelHands {
             touches,
             perceiver,
             name,
-            latest: Vec::new(),
+            recent: std::collections::VecDeque::new(),
             hold: Hold::default(),
             votes: [[0; 2]; 2],
             events_until_s: f64::NEG_INFINITY,
@@ -151,11 +157,15 @@ impl ModelHands {
     fn seen(&self, f: &HandFrame) -> Vec<HandSeen> {
         f.hands
             .iter()
-            .enumerate()
-            .map(|(i, h)| {
+            .map(|h| {
+                // Once the player's usual hand is known, every region of theirs inside the
+                // area drives a card as that hand: a second region there is nearly always
+                // the reaching hand's forearm or a piece of it, and the network's own
+                // left/right is a coin flip on such pairs (SECOND_HAND_SHARE). A region
+                // outside while one is inside is the other hand, resting.
                 let hand = match (active_hand(f, h.player), self.usual(h.player)) {
-                    (Active::One(a), Some(u)) if a == i => u,
-                    (Active::One(_), Some(u)) => other_hand(u),
+                    (_, Some(u)) if h.inside => u,
+                    (Active::One(_) | Active::Both, Some(u)) => other_hand(u),
                     _ => h.hand,
                 };
                 HandSeen {
@@ -267,10 +277,20 @@ impl HandSource for ModelHands {
                 }
             }
         }
-        if let Some(last) = p.frames.last() {
-            self.latest = self.seen(last);
+        for f in &p.frames {
+            let seen = self.seen(f);
+            self.recent.push_back((f.t_s, seen));
         }
-        Ok((self.latest.clone(), self.filter(p.events, t_s)))
+        while self
+            .recent
+            .front()
+            .is_some_and(|(t, _)| *t < t_s - RECENT_HANDS_S)
+            && self.recent.len() > 1
+        {
+            self.recent.pop_front();
+        }
+        let hands = self.recent.iter().flat_map(|(_, h)| h.iter().cloned()).collect();
+        Ok((hands, self.filter(p.events, t_s)))
     }
 
     fn finish(&mut self) -> Vec<Event> {
