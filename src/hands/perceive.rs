@@ -929,6 +929,15 @@ pub fn dist_to_quad(p: Pt, q: &[Pt; 4]) -> f64 {
 mod tests {
     use super::*;
 
+    #[test]
+    fn polygon_area_of_a_card_face_in_either_winding() {
+        let card = rotated_rect(100.0, -50.0, 52.0, 73.0, 30.0);
+        assert!((polygon_area_mm2(&card) - 52.0 * 73.0).abs() < 1e-6);
+        let mut rev = card.to_vec();
+        rev.reverse();
+        assert!((polygon_area_mm2(&rev) - 52.0 * 73.0).abs() < 1e-6);
+    }
+
     fn hand(player: Player, hand: Hand, x: f64, y: f64, conf: f64) -> HandObs {
         let outline_px = vec![
             [x, y],

@@ -18,7 +18,7 @@
 //! a player's first touch their lead hand, so one misreading decides every later take).
 
 use super::{HandSource, JudgeError};
-use crate::hands::{HandFrame, Perceiver};
+use crate::hands::{HandFrame, HandObs, Perceiver};
 use crate::rules::model::Event;
 use crate::rules::model::{EventKind, Hand, Player};
 use crate::track::HandSeen;
@@ -157,24 +157,26 @@ impl ModelHands {
     fn seen(&self, f: &HandFrame) -> Vec<HandSeen> {
         f.hands
             .iter()
-            .map(|h| {
-                // Once the player's usual hand is known, every region of theirs inside the
-                // area drives a card as that hand: a second region there is nearly always
-                // the reaching hand's forearm or a piece of it, and the network's own
-                // left/right is a coin flip on such pairs (SECOND_HAND_SHARE). A region
-                // outside while one is inside is the other hand, resting.
-                let hand = match (active_hand(f, h.player), self.usual(h.player)) {
-                    (_, Some(u)) if h.inside => u,
-                    (Active::One(_) | Active::Both, Some(u)) => other_hand(u),
-                    _ => h.hand,
-                };
-                HandSeen {
-                    player: h.player,
-                    hand,
-                    fingertips_px: h.fingertips_px.clone(),
-                }
+            .map(|h| HandSeen {
+                player: h.player,
+                hand: driving_hand(h, active_hand(f, h.player), self.usual(h.player)),
+                fingertips_px: h.fingertips_px.clone(),
             })
             .collect()
+    }
+}
+
+/// The hand a region of a player drives a card as, given which of their regions reaches
+/// in (`active`) and their usual hand. Once the usual hand is known, every region of
+/// theirs inside the area drives as that hand: a second region there is nearly always
+/// the reaching hand's forearm or a piece of it, and the network's own left/right is a
+/// coin flip on such pairs (SECOND_HAND_SHARE). A region outside while one is inside is
+/// the other hand, resting.
+fn driving_hand(h: &HandObs, active: Active, usual: Option<Hand>) -> Hand {
+    match (active, usual) {
+        (_, Some(u)) if h.inside => u,
+        (Active::One(_) | Active::Both, Some(u)) => other_hand(u),
+        _ => h.hand,
     }
 }
 
@@ -289,7 +291,11 @@ impl HandSource for ModelHands {
         {
             self.recent.pop_front();
         }
-        let hands = self.recent.iter().flat_map(|(_, h)| h.iter().cloned()).collect();
+        let hands = self
+            .recent
+            .iter()
+            .flat_map(|(_, h)| h.iter().cloned())
+            .collect();
         Ok((hands, self.filter(p.events, t_s)))
     }
 
@@ -309,7 +315,6 @@ impl HandSource for ModelHands {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hands::HandObs;
 
     fn hand(player: Player, hand: Hand, inside: bool, reach_mm: f64) -> HandObs {
         HandObs {
@@ -365,5 +370,28 @@ mod tests {
             hand(Player::A, Hand::Right, false, -5.0),
         ]);
         assert_eq!(active_hand(&f, Player::A), Active::One(0));
+    }
+
+    #[test]
+    fn regions_inside_drive_as_the_usual_hand_once_it_is_known() {
+        // A's right hand reaching 250 mm in, its forearm read as A's left hand 220 mm in:
+        // both drive as the right hand, the one A has been seen reaching with.
+        let f = frame(vec![
+            hand(Player::A, Hand::Left, true, 220.0),
+            hand(Player::A, Hand::Right, true, 250.0),
+            hand(Player::B, Hand::Left, false, -40.0),
+        ]);
+        let a = active_hand(&f, Player::A);
+        assert_eq!(driving_hand(&f.hands[0], a, Some(Hand::Right)), Hand::Right);
+        assert_eq!(driving_hand(&f.hands[1], a, Some(Hand::Right)), Hand::Right);
+        // Before the usual hand is known, the network's reading stands.
+        assert_eq!(driving_hand(&f.hands[0], a, None), Hand::Left);
+        // A region outside beside one inside is the other, resting hand.
+        let f = frame(vec![
+            hand(Player::B, Hand::Right, true, 120.0),
+            hand(Player::B, Hand::Right, false, -30.0),
+        ]);
+        let b = active_hand(&f, Player::B);
+        assert_eq!(driving_hand(&f.hands[1], b, Some(Hand::Right)), Hand::Left);
     }
 }
