@@ -274,3 +274,60 @@ fn early_takes_call_each_take_once_as_soon_as_its_deciding_event_is_in() {
         );
     }
 }
+
+#[test]
+fn a_take_driven_out_by_both_hands_goes_to_the_owner_and_to_review() {
+    use karuta_referee::rules::{By, Event, EventKind, ReviewWhat, TakeHow};
+    let (layout, readings, events) = example();
+    let (want, _) = adjudicate(&layout, &readings, &events);
+    // A reading taken directly, with no foul and no review.
+    let taken = want
+        .iter()
+        .find(|r| {
+            r.needs_review.is_none()
+                && r.fouls.is_empty()
+                && r.take.as_ref().is_some_and(|t| t.how == TakeHow::Direct)
+        })
+        .expect("a clean direct take");
+    let take_s = taken.take.as_ref().unwrap().t_s;
+    let k = readings.iter().position(|r| r.seq == taken.seq).unwrap();
+    let from = readings[k].kami_start_s;
+    let to = readings
+        .get(k + 1)
+        .map_or(f64::INFINITY, |n| n.kami_start_s);
+    let in_window = |e: &Event| e.t_s >= from && e.t_s < to;
+    // The camera saw no touch on the card, only the card going out with both players'
+    // hands equally near it.
+    let mut seen: Vec<Event> = events
+        .iter()
+        .filter(|e| {
+            !(in_window(e) && matches!(e.what, EventKind::Touch { poem, .. } if poem == taken.poem))
+        })
+        .cloned()
+        .collect();
+    seen.push(Event::new(
+        take_s + 0.1,
+        EventKind::Out {
+            poem: taken.poem,
+            by: By::Both,
+            hand: None,
+        },
+    ));
+    seen.sort_by(|a, b| a.t_s.total_cmp(&b.t_s));
+    let mut w = Windows::new(&layout, readings.clone(), true);
+    w.add(seen);
+    let got = w.finish();
+    let g = &got
+        .iter()
+        .find(|r| r.ruling.seq == taken.seq)
+        .unwrap()
+        .ruling;
+    // 18-2: a card both drove out goes to its owner; the camera says it could not tell.
+    let owner = taken.card.owner.expect("the card lay in a territory");
+    let take = g.take.as_ref().expect("a take");
+    assert_eq!(take.how, TakeHow::Simultaneous);
+    assert_eq!(take.player, owner);
+    let review = g.needs_review.as_ref().expect("sent to review");
+    assert_eq!(review.what, ReviewWhat::CloseCall);
+    assert!(review.reason.contains(&format!("card {}", taken.poem)));
+}

@@ -4,7 +4,9 @@
 //! events (a card that settles, a hand decision held back) still land in it. A reading
 //! whose poem the sound track could not name surely takes the card taken in its window.
 
-use crate::rules::model::{Event, EventKind, MatchResult, Reading, Review, ReviewWhat, Ruling};
+use crate::rules::model::{
+    By, Event, EventKind, MatchResult, Reading, Review, ReviewWhat, Ruling, TakeHow,
+};
 use crate::rules::{Layout, Referee};
 use std::collections::BTreeMap;
 
@@ -205,6 +207,9 @@ impl Windows {
             }
         }
         let mut ruling = self.referee.judge(&r, &window);
+        if self.hands_seen {
+            mark_undriven_take(&mut ruling, &window);
+        }
         self.closed_until_s = end;
         events.extend(window);
         if !self.hands_seen {
@@ -259,6 +264,30 @@ fn taken_card(referee: &Referee, heard: u8, window: &[Event]) -> Option<u8> {
         (t, o) => t.or(o),
     }?;
     referee.is_unread_on_field(taken).then_some(taken)
+}
+
+/// A take decided by the read card going out with `both` players as its driver (18-2:
+/// the owner's) is, from the camera, a card that started to move with both players'
+/// hands equally near it, or with no hand seen near it: whose touch came first is not
+/// known, and the ruling says so rather than guess (contract section 5). A ruling the
+/// engine already sends to review keeps its reason.
+fn mark_undriven_take(r: &mut Ruling, window: &[Event]) {
+    let both_out = window
+        .iter()
+        .any(|e| matches!(e.what, EventKind::Out { poem, by: By::Both, .. } if poem == r.poem));
+    let simultaneous = r
+        .take
+        .as_ref()
+        .is_some_and(|t| t.how == TakeHow::Simultaneous);
+    if both_out && simultaneous && r.needs_review.is_none() {
+        r.needs_review = Some(Review {
+            reason: format!(
+                "card {} started to move with both players' hands equally near it (or none seen near it): the camera cannot tell whose touch came first, and 18-2 gives it to its owner",
+                r.poem
+            ),
+            what: ReviewWhat::CloseCall,
+        });
+    }
 }
 
 /// Without a hand model no touch, entry or driver was seen: every ruling rests on what
