@@ -384,19 +384,17 @@ impl Perceiver {
         let maps = self.model.run(small)?;
         self.stats.infer_s += t0.elapsed().as_secs_f64();
         self.stats.inferences += 1;
-        let mut hands = decode(&maps)?;
-        let mut pointed = Vec::with_capacity(hands.len());
-        for h in hands.iter_mut() {
-            pointed.push(self.place(h, crop)?);
+        let found = decode(&maps)?;
+        let mut hands = Vec::with_capacity(found.len());
+        let mut pointed = Vec::with_capacity(found.len());
+        for mut h in found {
+            let p = self.place(&mut h, crop)?;
+            if h.inside && !self.is_hand_sized(&h)? {
+                continue;
+            }
+            hands.push(h);
+            pointed.push(p);
         }
-        let mut keep = Vec::with_capacity(hands.len());
-        for h in &hands {
-            keep.push(!h.inside || self.is_hand_sized(h)?);
-        }
-        let mut k = keep.iter();
-        hands.retain(|_| *k.next().unwrap_or(&true));
-        let mut k = keep.iter();
-        pointed.retain(|_| *k.next().unwrap_or(&true));
         if let Some(r) = reference {
             hands = keep_identity(&r.hands, hands, &pointed);
         }
