@@ -21,7 +21,8 @@ use crate::field::{FieldError, FieldMap};
 use crate::rules::geometry::{FieldGeometry, Pt};
 use crate::rules::model::{By, Event, EventKind, Hand, Player};
 use blob::{BlobFinder, SeenBlob};
-use opencv::core::Mat;
+use opencv::core::{Mat, Point2f, Vector};
+use opencv::imgproc;
 use serde::{Deserialize, Serialize};
 use std::cell::Cell;
 
@@ -104,6 +105,21 @@ pub const VACATED_MIN: f64 = 0.15;
 /// A disturbed card nearer the new paper, whose place is at least this share as bare as
 /// this card's, has the better claim to it.
 pub const RIVAL_SHARE: f64 = 0.75;
+/// A disturbed card whose new paper lies beyond a neighbour has been slid into that
+/// neighbour, not past it, while its own place shows the tatami over less than this
+/// share (it has moved less than a card's width)...
+pub const PUSHER_VACATED_MAX: f64 = 0.5;
+/// ...and a neighbour is a card whose centre lies within this many card widths...
+pub const PUSH_NEIGHBOUR_WIDTHS: f64 = 1.5;
+/// ...whose centre lies within this share of a card's long side of the line from the
+/// pusher to the new paper (a push runs along the row)...
+pub const PUSH_IN_LINE: f64 = 0.2;
+/// ...and whose place shows the tatami over at least this share (it has left its place
+/// ahead of the pusher; a card another slides over stays, covered, and shows none).
+pub const PUSHED_VACATED_MIN: f64 = 0.03;
+/// A fingertip this far off a card that starts moving, and on a neighbour, pushed the
+/// neighbour into it (fingertips are found within several mm), mm.
+pub const OFF_CARD_MM: f64 = 8.0;
 /// A card in motion whose centre comes this near a resting card's, nearer than any
 /// fingertip, struck it (in lengths of the card's long side).
 pub const STRIKE_REACH: f64 = 1.3;
@@ -113,6 +129,9 @@ pub const VELOCITY_KEEP: f64 = 0.5;
 /// For each frame a moving card goes unseen, the search for it widens by this share of
 /// the distance it moves a frame (it slows, turns or is pushed on under the hand).
 pub const VELOCITY_DOUBT: f64 = 0.5;
+/// A crossing time carried back from a sighting out is doubted by this share of the
+/// time carried back (the card slows and turns on the tatami).
+pub const OUT_BACK_DOUBT: f64 = 0.3;
 /// The touch that set a card moving is placed back from the first sighting of its paper
 /// by the paper's growth, at most this many frames.
 pub const TOUCH_BACK_MAX_FRAMES: f64 = 6.0;
@@ -208,6 +227,10 @@ struct Flight {
     /// The touch that set it moving, told once its speed is known.
     #[serde(default)]
     touch: Option<StartTouch>,
+    /// Set moving by another card, and no hand has touched it since: a fingertip on its
+    /// paper while it is still in the area is a touch of its own.
+    #[serde(default)]
+    struck: bool,
 }
 
 impl Flight {
@@ -275,6 +298,10 @@ struct Card {
     /// Since when its place has differed from the layout (a hand over it, or it moved).
     #[serde(default)]
     disturbed_since_s: Option<f64>,
+    /// While disturbed: a neighbour was slid into it (`CardTracker::pushed_on`), driven
+    /// by this hand; it starts moving struck by that card once its paper shows.
+    #[serde(default)]
+    pushed_by: Option<(By, Option<Hand>)>,
 }
 
 /// Follows every card of the layout through the frames.
@@ -347,6 +374,7 @@ impl CardTracker {
                 angle_deg: c.placement.angle_deg,
                 phase: Phase::Resting,
                 disturbed_since_s: None,
+                pushed_by: None,
             })
             .collect();
         Ok(CardTracker {
@@ -418,7 +446,9 @@ impl CardTracker {
         // Moving cards first: their blobs are not taken for new movers.
         for i in 0..self.cards.len() {
             match self.cards[i].phase {
-                Phase::Moving(_) => self.follow(i, frame, t_s, bgr, &mut events, &mut claimed)?,
+                Phase::Moving(_) => {
+                    self.follow(i, frame, t_s, bgr, hands, &mut events, &mut claimed)?
+                }
                 Phase::Leaving(_) => self.follow_leaving(i, bgr, &mut claimed)?,
                 _ => {}
             }
@@ -426,6 +456,7 @@ impl CardTracker {
         for (c, sig) in self.cards.iter_mut().zip(&signals) {
             if sig.state == CardState::Still {
                 c.disturbed_since_s = None;
+                c.pushed_by = None;
             } else {
                 c.disturbed_since_s.get_or_insert(t_s);
             }
@@ -484,7 +515,8 @@ impl CardTracker {
         // neighbour the moving card slid over, or a card a hand covers, does not. (Asked
         // first: it is cheap, and most disturbed cards are only covered.)
         let own = self.vacated_share(i, bgr)?;
-        if own < VACATED_MIN {
+        let pushed = c.pushed_by;
+        if own < VACATED_MIN && pushed.is_none() {
             return Ok(());
         }
         let centre = centre_px(&c.rest_px);
@@ -534,6 +566,14 @@ impl CardTracker {
             }
         }
         let at = Pt::new(c.centre_mm[0], c.centre_mm[1]);
+        if pushed.is_none() && own < PUSHER_VACATED_MAX {
+            if let Some(j) = self.pushed_on(i, bc, bgr)? {
+                // This card slid into its neighbour and the paper beyond is the
+                // neighbour's: the neighbour starts now, struck by this card's driver.
+                self.cards[j].pushed_by = Some(self.driver(at, hands)?);
+                return Ok(());
+            }
+        }
         let (mut by, mut hand) = self.driver(at, hands)?;
         let tip_mm = self.nearest_tip_mm(at, hands)?;
         let mut striker: Option<(f64, By, Option<Hand>)> = None;
@@ -550,6 +590,16 @@ impl CardTracker {
             if d <= reach && d < tip_mm && striker.as_ref().is_none_or(|s| d < s.0) {
                 striker = Some((d, of.by, of.hand));
             }
+        }
+        match pushed {
+            // Struck by the neighbour, unless a fingertip lies on it as well.
+            Some((b, h)) if self.nearest_tip_on(i, hands)? != Some(true) => {
+                striker = Some((0.0, b, h));
+            }
+            None if striker.is_none() && self.through_neighbour(i, hands)? => {
+                striker = Some((0.0, by, hand));
+            }
+            _ => {}
         }
         let struck = striker.is_some();
         if let Some((_, b, h)) = striker {
@@ -587,8 +637,99 @@ impl CardTracker {
             unseen_from_s: None,
             angle_deg: angle,
             touch,
+            struck,
         });
         Ok(())
+    }
+
+    /// The resting neighbour that disturbed card `i` has been slid into, when new paper
+    /// at `paper` (field mm) lies beyond it: the next card of the row on the line from
+    /// `i` to the paper, whose place is still disturbed. A card cannot pass through a
+    /// card lying on the tatami; the paper beyond is the neighbour's, driven out of its
+    /// place (17-2). A card slid over its neighbour instead has left its own place bare
+    /// (`PUSHER_VACATED_MAX`).
+    fn pushed_on(&self, i: usize, paper: Pt, bgr: &Mat) -> Result<Option<usize>, TrackError> {
+        let ci = self.cards[i].centre_mm;
+        let (ux, uy) = (paper.x_mm - ci[0], paper.y_mm - ci[1]);
+        let reach = ux.hypot(uy);
+        if reach < 1e-9 {
+            return Ok(None);
+        }
+        let (ux, uy) = (ux / reach, uy / reach);
+        let size = &self.geometry.size;
+        let mut best: Option<(f64, usize)> = None;
+        for (j, o) in self.cards.iter().enumerate() {
+            if j == i || o.phase != Phase::Resting || o.disturbed_since_s.is_none() {
+                continue;
+            }
+            let (dx, dy) = (o.centre_mm[0] - ci[0], o.centre_mm[1] - ci[1]);
+            let along = dx * ux + dy * uy;
+            let across = (dx * uy - dy * ux).abs();
+            let next = dx.hypot(dy) <= PUSH_NEIGHBOUR_WIDTHS * size.card_w_mm;
+            let in_line = across < PUSH_IN_LINE * size.card_h_mm;
+            if next
+                && in_line
+                && along > 0.0
+                && along < reach
+                && best.is_none_or(|(a, _)| along < a)
+                && self.vacated_share(j, bgr)? >= PUSHED_VACATED_MIN
+            {
+                best = Some((along, j));
+            }
+        }
+        Ok(best.map(|(_, j)| j))
+    }
+
+    /// The fingertip nearest resting card `i`'s centre, field mm.
+    fn nearest_tip(&self, i: usize, hands: &[HandSeen]) -> Result<Option<Pt>, TrackError> {
+        let c = &self.cards[i];
+        let mut tip: Option<(f64, Pt)> = None;
+        for h in hands {
+            for p in self.map.to_field(&h.fingertips_px)? {
+                let d = (p.x_mm - c.centre_mm[0]).hypot(p.y_mm - c.centre_mm[1]);
+                if tip.is_none_or(|(best, _)| d < best) {
+                    tip = Some((d, p));
+                }
+            }
+        }
+        Ok(tip.map(|(_, p)| p))
+    }
+
+    /// Whether the fingertip nearest resting card `i` lies on it (within `OFF_CARD_MM`);
+    /// `None` when no fingertip is seen.
+    fn nearest_tip_on(&self, i: usize, hands: &[HandSeen]) -> Result<Option<bool>, TrackError> {
+        let size = &self.geometry.size;
+        Ok(self.nearest_tip(i, hands)?.map(|tip| {
+            on_card(
+                &self.cards[i],
+                tip,
+                size.card_w_mm,
+                size.card_h_mm,
+                OFF_CARD_MM,
+            )
+        }))
+    }
+
+    /// Whether the fingertip nearest card `i` as it starts to move lies off it and on a
+    /// disturbed neighbour: the hand pushed the neighbour into it (17-2), and it was
+    /// struck by that card, not touched (23-2).
+    fn through_neighbour(&self, i: usize, hands: &[HandSeen]) -> Result<bool, TrackError> {
+        let Some(tip) = self.nearest_tip(i, hands)? else {
+            return Ok(false);
+        };
+        let c = &self.cards[i];
+        let size = &self.geometry.size;
+        if on_card(c, tip, size.card_w_mm, size.card_h_mm, OFF_CARD_MM) {
+            return Ok(false);
+        }
+        Ok(self.cards.iter().enumerate().any(|(j, o)| {
+            j != i
+                && o.phase == Phase::Resting
+                && o.disturbed_since_s.is_some()
+                && (o.centre_mm[0] - c.centre_mm[0]).hypot(o.centre_mm[1] - c.centre_mm[1])
+                    <= PUSH_NEIGHBOUR_WIDTHS * size.card_w_mm
+                && on_card(o, tip, size.card_w_mm, size.card_h_mm, 0.0)
+        }))
     }
 
     /// The share of resting card `i`'s place where the tatami shows in this frame,
@@ -647,12 +788,14 @@ impl CardTracker {
     }
 
     /// Follows moving card `i` one frame.
+    #[allow(clippy::too_many_arguments)]
     fn follow(
         &mut self,
         i: usize,
         frame: usize,
         t_s: f64,
         bgr: &Mat,
+        hands: &[HandSeen],
         events: &mut Vec<Event>,
         claimed: &mut Vec<[f64; 4]>,
     ) -> Result<(), TrackError> {
@@ -689,6 +832,9 @@ impl CardTracker {
         };
         claimed.push(b.bbox_px());
         f.learn_speed(&b);
+        if f.struck {
+            self.touched_in_flight(i, &mut f, &b, frame, t_s, hands, events)?;
+        }
         let pts = self.map.to_field(&b.outline_px)?;
         let full = b.area_px >= FULL_FACE_SHARE * self.scale.face_area_px;
         if full {
@@ -728,13 +874,24 @@ impl CardTracker {
             // sighting proven inside: seen whole both times, by the margin's linear
             // course; else in the middle of the span, where the hidden part leaves no
             // better guess.
-            let (t_out, span_s) = match f.prev_margin {
+            let (mut t_out, mut span_s) = match f.prev_margin {
                 Some((m0, t0)) if full && f.prev_full && margin > m0 => {
                     (t0 + (t_s - t0) * (-m0) / (margin - m0), t_s - t0)
                 }
                 Some((_, t0)) => ((t0 + t_s) / 2.0, t_s - t0),
                 None => (t_s, 1.0 / self.fps),
             };
+            // More than a frame unseen between: seen whole now, carried back along its
+            // own course at its speed to where its margin was nil.
+            if full && span_s > 1.5 / self.fps {
+                if let Some(back_s) =
+                    self.back_to_line_s(&b, &pts, f.angle_deg, margin, f.vel_px)?
+                {
+                    let from = t_s - span_s;
+                    t_out = (t_s - back_s).clamp(from, t_s);
+                    span_s = (OUT_BACK_DOUBT * back_s).clamp(1.0 / self.fps, span_s);
+                }
+            }
             if let Some(poem) = self.cards[i].poem {
                 let mut e = Event::new(
                     t_out,
@@ -780,6 +937,52 @@ impl CardTracker {
             };
         } else {
             self.cards[i].phase = Phase::Moving(f);
+        }
+        Ok(())
+    }
+
+    /// A card set moving by another card, seen at `b`: the first fingertip on its paper
+    /// is a touch by that hand (a hand that pushed a neighbour into it and reaches it
+    /// before it leaves the area touched it as well).
+    #[allow(clippy::too_many_arguments)]
+    fn touched_in_flight(
+        &self,
+        i: usize,
+        f: &mut Flight,
+        b: &SeenBlob,
+        frame: usize,
+        t_s: f64,
+        hands: &[HandSeen],
+        events: &mut Vec<Event>,
+    ) -> Result<(), TrackError> {
+        let Some(poem) = self.cards[i].poem else {
+            return Ok(());
+        };
+        let outline: Vector<Point2f> = b
+            .outline_px
+            .iter()
+            .map(|p| Point2f::new(p[0] as f32, p[1] as f32))
+            .collect();
+        for h in hands {
+            for tip in &h.fingertips_px {
+                let at = Point2f::new(tip[0] as f32, tip[1] as f32);
+                if imgproc::point_polygon_test(&outline, at, false)? >= 0.0 {
+                    let mut e = Event::new(
+                        t_s,
+                        EventKind::Touch {
+                            player: h.player,
+                            hand: h.hand,
+                            poem,
+                            direct: true,
+                        },
+                    );
+                    e.t_err_s = 0.5 / self.fps;
+                    e.frames = Some([frame as u64, frame as u64]);
+                    events.push(e);
+                    f.struck = false;
+                    return Ok(());
+                }
+            }
         }
         Ok(())
     }
@@ -851,6 +1054,42 @@ impl CardTracker {
             + VELOCITY_DOUBT * v[0].hypot(v[1]) * f64::from(f.unseen);
         let min_area = 0.2 * self.scale.face_area_px;
         Ok(self.blobs.nearest(bgr, at, reach_px, min_area, claimed)?)
+    }
+
+    /// How long ago a card seen wholly out (outline `pts`, field mm, `margin` past the
+    /// line) crossed the line, from its speed (`vel_px`, decoded pixels a frame): its
+    /// outline moved back by whole frames until the margin is nil, s.
+    fn back_to_line_s(
+        &self,
+        b: &SeenBlob,
+        pts: &[Pt],
+        angle_deg: f64,
+        margin: f64,
+        vel_px: Option<[f64; 2]>,
+    ) -> Result<Option<f64>, TrackError> {
+        let Some(v) = vel_px else { return Ok(None) };
+        let now = self.map.point_to_field(b.centre_px)?;
+        let before = self
+            .map
+            .point_to_field([b.centre_px[0] - v[0], b.centre_px[1] - v[1]])?;
+        let (dx, dy) = (now.x_mm - before.x_mm, now.y_mm - before.y_mm);
+        let shifted: Vec<Pt> = pts
+            .iter()
+            .map(|p| Pt::new(p.x_mm - dx, p.y_mm - dy))
+            .collect();
+        let size = &self.geometry.size;
+        let earlier = blob::out_margin_mm(
+            &shifted,
+            angle_deg,
+            size.card_w_mm,
+            size.card_h_mm,
+            &self.geometry.playing_area(),
+        ) + self.border_mm;
+        let per_frame = margin - earlier;
+        if per_frame <= 1e-6 {
+            return Ok(None);
+        }
+        Ok(Some(margin / per_frame / self.fps))
     }
 
     /// Follows card `i`, out of the area, until it lies still or is lost; then its paper
@@ -1142,6 +1381,15 @@ impl CardTracker {
 /// went `out` between then and `found_s`: the crossing is put in the middle of that
 /// span, with half of it as its error, and the span is `unseen` (its ruling is
 /// reviewed).
+/// Whether field point `p` lies on card `c` where it rests, its outline grown by
+/// `grow_mm`.
+fn on_card(c: &Card, p: Pt, w_mm: f64, h_mm: f64, grow_mm: f64) -> bool {
+    let (s, co) = c.angle_deg.to_radians().sin_cos();
+    let (dx, dy) = (p.x_mm - c.centre_mm[0], p.y_mm - c.centre_mm[1]);
+    let (u, v) = (dx * co + dy * s, -dx * s + dy * co);
+    u.abs() <= w_mm / 2.0 + grow_mm && v.abs() <= h_mm / 2.0 + grow_mm
+}
+
 fn out_while_unseen(poem: u8, l: &Left, found_s: f64) -> [Event; 2] {
     let from_s = l.from_s.min(found_s);
     let mut out = Event::new(
@@ -1197,6 +1445,25 @@ mod tests {
             }
         );
         assert!((out.t_s - 4.25).abs() < 1e-9 && (out.t_err_s - 0.25).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_point_is_on_a_turned_card_within_its_outline_and_the_margin() {
+        let c = Card {
+            poem: Some(1),
+            owner: Player::A,
+            rest_px: [[0.0; 2]; 4],
+            centre_mm: [100.0, 50.0],
+            angle_deg: 90.0,
+            phase: Phase::Resting,
+            disturbed_since_s: None,
+            pushed_by: None,
+        };
+        // Turned a quarter: its 73 mm height lies along x, its 52 mm width along y.
+        assert!(on_card(&c, Pt::new(100.0 + 35.0, 50.0), 52.0, 73.0, 0.0));
+        assert!(!on_card(&c, Pt::new(100.0, 50.0 + 35.0), 52.0, 73.0, 0.0));
+        assert!(on_card(&c, Pt::new(100.0, 50.0 + 31.0), 52.0, 73.0, 8.0));
+        assert!(!on_card(&c, Pt::new(100.0, 50.0 + 35.0), 52.0, 73.0, 8.0));
     }
 
     #[test]

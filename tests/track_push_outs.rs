@@ -1,0 +1,92 @@
+//! Push-outs seen from video: `analyze` (hands from the simulator's labels) on a small
+//! simulated recording in which a player pushes the read card's neighbour into it and the
+//! read card leaves the playing area (17-2). The neighbour barely leaves its place and
+//! slides into the read card's; the read card's paper beyond is the read card's own,
+//! struck by the neighbour (`touch` with `direct: false`), not the neighbour flying.
+//! Measured against the simulator's truth: the take is a push-out, and no take that was
+//! not one is called so.
+
+use karuta_referee::sim::{simulate, Preset, SimOptions};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const BIN: &str = env!("CARGO_BIN_EXE_karuta-referee");
+
+fn recording(seed: u64) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("karuta-push-{seed}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let opts = SimOptions {
+        seed,
+        fps: 240.0,
+        width_px: 640,
+        height_px: 360,
+        readings: 4,
+        preset: Preset::Clean,
+        labels: true,
+        ..SimOptions::default()
+    };
+    simulate(&opts, &dir, false).unwrap();
+    dir
+}
+
+/// (seq, how the take was made) of every reading with a take in a decisions file.
+fn takes(path: &Path) -> Vec<(u64, String)> {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    text.lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|v| v["kind"] == "reading" && v["take"].is_object())
+        .map(|v| {
+            (
+                v["seq"].as_u64().unwrap(),
+                v["take"]["how"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_card_pushed_out_by_its_neighbour_is_a_push_out() {
+    // Seed 3509 pushes poem 66 out at its 4th reading.
+    let rec = recording(3509);
+    let out = rec.join("out");
+    let o = Command::new(BIN)
+        .arg("analyze")
+        .arg(&rec)
+        .arg("--out")
+        .arg(&out)
+        .args(["--hands-labels", "--no-report"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let truth = takes(&rec.join("truth_decisions.jsonl"));
+    let seen = takes(&out.join("decisions.jsonl"));
+    let pushed: Vec<u64> = truth
+        .iter()
+        .filter(|(_, how)| how == "push_out")
+        .map(|(s, _)| *s)
+        .collect();
+    assert!(
+        !pushed.is_empty(),
+        "the recording holds no push-out: {truth:?}"
+    );
+    for s in &pushed {
+        assert!(
+            seen.contains(&(*s, "push_out".to_string())),
+            "reading {s} was pushed out; ruled {seen:?}"
+        );
+    }
+    let invented: Vec<_> = seen
+        .iter()
+        .filter(|(s, how)| how == "push_out" && !pushed.contains(s))
+        .collect();
+    assert!(
+        invented.is_empty(),
+        "push-outs not in the truth: {invented:?}"
+    );
+    let _ = std::fs::remove_dir_all(&rec);
+}
