@@ -231,6 +231,9 @@ struct Flight {
     /// paper while it is still in the area is a touch of its own.
     #[serde(default)]
     struck: bool,
+    /// When a fingertip of each player (by `Player::index`) was first seen on its paper.
+    #[serde(default)]
+    first_on_s: [Option<f64>; 2],
 }
 
 impl Flight {
@@ -638,6 +641,7 @@ impl CardTracker {
             angle_deg: angle,
             touch,
             struck,
+            first_on_s: [None; 2],
         });
         Ok(())
     }
@@ -832,8 +836,14 @@ impl CardTracker {
         };
         claimed.push(b.bbox_px());
         f.learn_speed(&b);
+        let on = tips_on_paper(&b, hands)?;
+        for (p, _) in &on {
+            f.first_on_s[p.index()].get_or_insert(t_s);
+        }
         if f.struck {
-            self.touched_in_flight(i, &mut f, &b, frame, t_s, hands, events)?;
+            if let Some(&(player, hand)) = on.first() {
+                self.touched_in_flight(i, &mut f, player, hand, frame, t_s, events);
+            }
         }
         let pts = self.map.to_field(&b.outline_px)?;
         let full = b.area_px >= FULL_FACE_SHARE * self.scale.face_area_px;
@@ -941,50 +951,36 @@ impl CardTracker {
         Ok(())
     }
 
-    /// A card set moving by another card, seen at `b`: the first fingertip on its paper
-    /// is a touch by that hand (a hand that pushed a neighbour into it and reaches it
-    /// before it leaves the area touched it as well).
+    /// A card set moving by another card has a fingertip of `player`'s `hand` on its
+    /// paper while it is still in the area: that hand touches it now (a hand that pushed
+    /// a neighbour into it and reaches it before it leaves the area touched it as well).
     #[allow(clippy::too_many_arguments)]
     fn touched_in_flight(
         &self,
         i: usize,
         f: &mut Flight,
-        b: &SeenBlob,
+        player: Player,
+        hand: Hand,
         frame: usize,
         t_s: f64,
-        hands: &[HandSeen],
         events: &mut Vec<Event>,
-    ) -> Result<(), TrackError> {
+    ) {
         let Some(poem) = self.cards[i].poem else {
-            return Ok(());
+            return;
         };
-        let outline: Vector<Point2f> = b
-            .outline_px
-            .iter()
-            .map(|p| Point2f::new(p[0] as f32, p[1] as f32))
-            .collect();
-        for h in hands {
-            for tip in &h.fingertips_px {
-                let at = Point2f::new(tip[0] as f32, tip[1] as f32);
-                if imgproc::point_polygon_test(&outline, at, false)? >= 0.0 {
-                    let mut e = Event::new(
-                        t_s,
-                        EventKind::Touch {
-                            player: h.player,
-                            hand: h.hand,
-                            poem,
-                            direct: true,
-                        },
-                    );
-                    e.t_err_s = 0.5 / self.fps;
-                    e.frames = Some([frame as u64, frame as u64]);
-                    events.push(e);
-                    f.struck = false;
-                    return Ok(());
-                }
-            }
-        }
-        Ok(())
+        let mut e = Event::new(
+            t_s,
+            EventKind::Touch {
+                player,
+                hand,
+                poem,
+                direct: true,
+            },
+        );
+        e.t_err_s = 0.5 / self.fps;
+        e.frames = Some([frame as u64, frame as u64]);
+        events.push(e);
+        f.struck = false;
     }
 
     /// The touch that set card `i` moving, once: timed back from its first sighting by how
@@ -1177,7 +1173,32 @@ impl CardTracker {
         let c = self.map.point_to_field(centre_px(&quad_px))?;
         let _ = pts;
         let t_rest = t_s - f64::from(SETTLE_FRAMES) / self.fps;
-        self.place(i, frame, t_rest, bgr, quad_px, c, f.angle_deg, events)
+        let from = events.len();
+        self.place(i, frame, t_rest, bgr, quad_px, c, f.angle_deg, events)?;
+        // Set moving by the receiver's hand and settled in the receiver's territory: the
+        // sender had let go of it there before that touch (26-1), and the receiver only
+        // straightened a card sent to him.
+        let mover = match f.by {
+            By::A => Some(Player::A),
+            By::B => Some(Player::B),
+            By::Both => None,
+        };
+        // Likewise a card the receiver's fingertip was on while it moved: it was sent
+        // before that.
+        let back_s = (TOUCH_BACK_MAX_FRAMES + 1.0) / self.fps;
+        for e in &mut events[from..] {
+            if let EventKind::Send { from, .. } = e.what {
+                let receiver = from.other();
+                if mover == Some(receiver) {
+                    e.t_s = e.t_s.min(f.start_t_s - back_s);
+                }
+                if let Some(t) = f.first_on_s[receiver.index()] {
+                    // Not before the sender set it moving.
+                    e.t_s = e.t_s.min((t - back_s).max(f.start_t_s));
+                }
+            }
+        }
+        Ok(())
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -1381,6 +1402,27 @@ impl CardTracker {
 /// went `out` between then and `found_s`: the crossing is put in the middle of that
 /// span, with half of it as its error, and the span is `unseen` (its ruling is
 /// reviewed).
+/// The hands with a fingertip on a card's paper seen at `b` (decoded pixels), in the
+/// order given.
+fn tips_on_paper(b: &SeenBlob, hands: &[HandSeen]) -> Result<Vec<(Player, Hand)>, TrackError> {
+    let outline: Vector<Point2f> = b
+        .outline_px
+        .iter()
+        .map(|p| Point2f::new(p[0] as f32, p[1] as f32))
+        .collect();
+    let mut on = Vec::new();
+    for h in hands {
+        for tip in &h.fingertips_px {
+            let at = Point2f::new(tip[0] as f32, tip[1] as f32);
+            if imgproc::point_polygon_test(&outline, at, false)? >= 0.0 {
+                on.push((h.player, h.hand));
+                break;
+            }
+        }
+    }
+    Ok(on)
+}
+
 /// Whether field point `p` lies on card `c` where it rests, its outline grown by
 /// `grow_mm`.
 fn on_card(c: &Card, p: Pt, w_mm: f64, h_mm: f64, grow_mm: f64) -> bool {
