@@ -6,28 +6,10 @@
 //! Measured against the simulator's truth: the take is a push-out, and no take that was
 //! not one is called so.
 
-use karuta_referee::sim::{simulate, Preset, SimOptions};
-use std::path::{Path, PathBuf};
-use std::process::Command;
+mod support;
 
-const BIN: &str = env!("CARGO_BIN_EXE_karuta-referee");
-
-fn recording(seed: u64) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("karuta-push-{seed}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    let opts = SimOptions {
-        seed,
-        fps: 240.0,
-        width_px: 640,
-        height_px: 360,
-        readings: 4,
-        preset: Preset::Clean,
-        labels: true,
-        ..SimOptions::default()
-    };
-    simulate(&opts, &dir, false).unwrap();
-    dir
-}
+use std::path::Path;
+use support::sim::{analyze_with_labels, labelled_recording};
 
 /// (seq, how the take was made) of every reading with a take in a decisions file.
 fn takes(path: &Path) -> Vec<(u64, String)> {
@@ -47,22 +29,8 @@ fn takes(path: &Path) -> Vec<(u64, String)> {
 #[test]
 fn a_card_pushed_out_by_its_neighbour_is_a_push_out() {
     // Seed 3509 pushes poem 66 out at its 4th reading.
-    let rec = recording(3509);
-    let out = rec.join("out");
-    let o = Command::new(BIN)
-        .arg("analyze")
-        .arg(&rec)
-        .arg("--out")
-        .arg(&out)
-        .args(["--hands-labels", "--no-report"])
-        .output()
-        .unwrap();
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    let rec = labelled_recording("push", 3509, 240.0, 4);
+    let out = analyze_with_labels(&rec);
     let truth = takes(&rec.join("truth_decisions.jsonl"));
     let seen = takes(&out.join("decisions.jsonl"));
     let pushed: Vec<u64> = truth

@@ -4,29 +4,11 @@
 //! it is placed and say `send`, or the sender's touch on it counts as a foul (25-1).
 //! Measured against the simulator's truth: sends found, and none invented.
 
-use karuta_referee::sim::{simulate, Preset, SimOptions};
+mod support;
+
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
-use std::process::Command;
-
-const BIN: &str = env!("CARGO_BIN_EXE_karuta-referee");
-
-fn recording(seed: u64) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("karuta-sends-{seed}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    let opts = SimOptions {
-        seed,
-        fps: 60.0,
-        width_px: 640,
-        height_px: 360,
-        readings: 6,
-        preset: Preset::Clean,
-        labels: true,
-        ..SimOptions::default()
-    };
-    simulate(&opts, &dir, false).unwrap();
-    dir
-}
+use std::path::Path;
+use support::sim::{analyze_with_labels, labelled_recording};
 
 /// (from, poem) of every `send` in a JSON-lines event file.
 fn sends(path: &Path) -> BTreeSet<(String, u64)> {
@@ -47,22 +29,8 @@ fn sends(path: &Path) -> BTreeSet<(String, u64)> {
 fn sent_cards_are_found_where_they_are_placed() {
     let (mut truth_n, mut found_n) = (0, 0);
     for seed in [3302, 3303] {
-        let rec = recording(seed);
-        let out = rec.join("out");
-        let o = Command::new(BIN)
-            .arg("analyze")
-            .arg(&rec)
-            .arg("--out")
-            .arg(&out)
-            .args(["--hands-labels", "--no-report"])
-            .output()
-            .unwrap();
-        assert_eq!(
-            o.status.code(),
-            Some(0),
-            "{}",
-            String::from_utf8_lossy(&o.stderr)
-        );
+        let rec = labelled_recording("sends", seed, 60.0, 6);
+        let out = analyze_with_labels(&rec);
         let truth = sends(&rec.join("truth.jsonl"));
         let seen = sends(&out.join("events.jsonl"));
         let invented: Vec<_> = seen.difference(&truth).collect();

@@ -610,12 +610,7 @@ impl CardTracker {
             hand = h;
         }
         let c = &self.cards[i];
-        let player = match by {
-            By::A => Some(Player::A),
-            By::B => Some(Player::B),
-            By::Both => None,
-        };
-        let touch = player.zip(hand).map(|(player, hand)| StartTouch {
+        let touch = by.player().zip(hand).map(|(player, hand)| StartTouch {
             player,
             hand,
             came_px: b.area_px / self.scale.face_area_px.sqrt(),
@@ -1178,11 +1173,7 @@ impl CardTracker {
         // Set moving by the receiver's hand and settled in the receiver's territory: the
         // sender had let go of it there before that touch (26-1), and the receiver only
         // straightened a card sent to him.
-        let mover = match f.by {
-            By::A => Some(Player::A),
-            By::B => Some(Player::B),
-            By::Both => None,
-        };
+        let mover = f.by.player();
         // Likewise a card the receiver's fingertip was on while it moved: it was sent
         // before that.
         let back_s = (TOUCH_BACK_MAX_FRAMES + 1.0) / self.fps;

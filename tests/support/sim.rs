@@ -1,0 +1,48 @@
+//! Small simulated recordings with labels, and `analyze` run on them with the labels'
+//! hands: what the tracker tests share.
+
+use karuta_referee::sim::{simulate, Preset, SimOptions};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const BIN: &str = env!("CARGO_BIN_EXE_karuta-referee");
+
+/// A clean-preset 640x360 recording with labels in a fresh temporary directory named
+/// after `tag` and `seed`.
+pub fn labelled_recording(tag: &str, seed: u64, fps: f64, readings: usize) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("karuta-{tag}-{seed}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let opts = SimOptions {
+        seed,
+        fps,
+        width_px: 640,
+        height_px: 360,
+        readings,
+        preset: Preset::Clean,
+        labels: true,
+        ..SimOptions::default()
+    };
+    simulate(&opts, &dir, false).unwrap();
+    dir
+}
+
+/// `analyze` on `rec` with the labels' hands and no report, into `rec/out`; fails the
+/// test unless it exits 0.
+pub fn analyze_with_labels(rec: &Path) -> PathBuf {
+    let out = rec.join("out");
+    let o = Command::new(BIN)
+        .arg("analyze")
+        .arg(rec)
+        .arg("--out")
+        .arg(&out)
+        .args(["--hands-labels", "--no-report"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    out
+}
