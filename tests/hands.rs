@@ -1,8 +1,15 @@
 //! The hand model from the command line: the committed `models/hands.onnx` run through
 //! `perceive` on a short recording the test draws (a seed never used in training), its
-//! hands scored against the simulator's labels and its touches against the truth; and
-//! bad model files, each one line and exit status 2.
+//! hands scored against the simulator's labels and its touches against the truth; the
+//! hurried schedule of `live`; and bad model files, each one line and exit status 2.
 
+use karuta_referee::detect::video::{find_video, Video};
+use karuta_referee::field::Calibration;
+use karuta_referee::hands::{
+    PerceiveOptions, PerceiveStats, Perceiver, ACTIVE_EVERY_S, HURRIED_STRETCH,
+};
+use karuta_referee::rules::model::EventKind;
+use karuta_referee::rules::parse::parse_layout;
 use karuta_referee::sim::{simulate, Preset, SimOptions};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -191,4 +198,66 @@ fn bad_contact_model_beside_the_hand_model_is_one_line_and_exit_2() {
         err.contains(&contact.display().to_string()) && err.contains("ONNX"),
         "names the contact model: {err}"
     );
+}
+
+/// Every frame of `dir` through a perceiver, hurried throughout or not: its counters and
+/// the `enter` events it gives (frame time, player, hand).
+fn perceive_frames(dir: &Path, hurried: bool) -> (PerceiveStats, Vec<(f64, String)>) {
+    let cal: Calibration =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("calibration.json")).unwrap())
+            .unwrap();
+    let layout = parse_layout(
+        "layout.json",
+        &std::fs::read_to_string(dir.join("layout.json")).unwrap(),
+    )
+    .unwrap();
+    let mut p = Perceiver::new(&model(), &cal, &layout, &PerceiveOptions::default()).unwrap();
+    p.hurry(hurried);
+    let mut video = Video::open(&find_video(dir).unwrap()).unwrap();
+    let mut enters = Vec::new();
+    while let Some(f) = video.next_frame().unwrap() {
+        for e in p.push(f.index, f.t_s, &f.bgr).unwrap().events {
+            if let EventKind::Enter { player, hand } = e.what {
+                enters.push((e.t_s, format!("{player:?} {hand:?}")));
+            }
+        }
+    }
+    (p.stats.clone(), enters)
+}
+
+/// `live` asks the hands to hurry while frames wait: fewer network runs, no narrowing
+/// down between runs, and the same hands still seen entering, within the wider spacing.
+#[test]
+fn hurried_hands_run_less_and_still_see_each_entry() {
+    let dir = recording("hurry", 9104, Preset::Clean, 2);
+    let (calm, calm_enters) = perceive_frames(&dir, false);
+    let (hurried, hurried_enters) = perceive_frames(&dir, true);
+    eprintln!(
+        "runs {} (refining {}) calm, {} (refining {}) hurried; enters {:?} / {:?}",
+        calm.inferences,
+        calm.refine_runs,
+        hurried.inferences,
+        hurried.refine_runs,
+        calm_enters,
+        hurried_enters
+    );
+    assert_eq!(hurried.refine_runs, 0, "no narrowing down while hurried");
+    assert!(
+        (hurried.inferences as f64) < 0.8 * calm.inferences as f64,
+        "hurried runs {} against {}",
+        hurried.inferences,
+        calm.inferences
+    );
+    assert!(!calm_enters.is_empty(), "hands enter in the story");
+    // Each entry seen calmly is seen hurried, by the same hand, within two of the wider
+    // spacing of runs (two 60 fps frames' worth and more).
+    let spacing = ACTIVE_EVERY_S * HURRIED_STRETCH;
+    for (t, who) in &calm_enters {
+        assert!(
+            hurried_enters
+                .iter()
+                .any(|(u, w)| w == who && (u - t).abs() <= 2.0 * spacing + 1.0 / 60.0),
+            "entry of {who} at {t:.3} s not seen hurried: {hurried_enters:?}"
+        );
+    }
 }

@@ -41,6 +41,11 @@ pub struct FrameSource {
 }
 
 impl FrameSource {
+    /// Items decoded and waiting to be taken.
+    pub fn waiting(&self) -> usize {
+        self.rx.len()
+    }
+
     /// The release clock (set in realtime mode).
     pub fn clock(&self) -> ReleaseClock {
         self.clock.clone()

@@ -719,6 +719,7 @@ pub fn live(args: &LiveArgs, out: &mut dyn Write) -> Result<()> {
         more_readings: args.readings.clone().map(spawn_readings),
         early_takes: true,
         queue_frames: judge::LIVE_QUEUE_FRAMES,
+        capture_queue_frames: Some(judge::LIVE_CAPTURE_QUEUE_FRAMES),
         ..RunOptions::default()
     };
     let mut sink = PrintOutput {

@@ -20,7 +20,9 @@ pub mod score;
 
 pub use decode::{HandFrame, HandObs};
 pub use model::{Backend, HandModel, MODEL_IN_H_PX, MODEL_IN_W_PX};
-pub use perceive::{PerceiveOptions, Perceiver};
+pub use perceive::{
+    PerceiveOptions, PerceiveStats, Perceiver, ACTIVE_EVERY_S, HURRIED_STRETCH, IDLE_EVERY_S,
+};
 
 use std::path::PathBuf;
 

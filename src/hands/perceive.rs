@@ -50,6 +50,11 @@ pub const HAND_MIN_CARD_FACES: f64 = 1.5;
 /// one is, s (`PerceiveOptions`): every 12th and every 3rd frame at 240 fps.
 pub const IDLE_EVERY_S: f64 = 0.05;
 pub const ACTIVE_EVERY_S: f64 = 0.0125;
+/// While hurried (`Perceiver::hurry`: frames wait in `live`), the time between runs with
+/// a hand inside is this many times `active_every_s`, and changes are not narrowed down
+/// between runs: about a third of the work while the hands are busiest, and `enter`,
+/// `leave` and touches timed to the runs (their `t_err_s` says so).
+pub const HURRIED_STRETCH: f64 = 2.0;
 
 /// How often the network runs, in time, so that a 60 fps recording is seen as often as a
 /// 240 fps one. A change between two runs is pinned to its frame by the search between
@@ -171,6 +176,8 @@ pub struct Perceiver {
     last: Option<Sample>,
     /// The time of the frame pushed before, s.
     prev_t_s: Option<f64>,
+    /// Frames are waiting behind this one (`hurry`).
+    hurried: bool,
     slots: [SlotState; 4],
     /// Confirmed events not yet given out: they leave in time order once no pending
     /// change can come before them.
@@ -242,10 +249,18 @@ impl Perceiver {
             plate: None,
             last: None,
             prev_t_s: None,
+            hurried: false,
             slots: Default::default(),
             held: Vec::new(),
             stats: PerceiveStats::default(),
         }
+    }
+
+    /// Told while frames wait behind the one being pushed (`live` behind the camera):
+    /// runs are spaced `HURRIED_STRETCH` times wider while a hand is inside, and changes
+    /// between runs are not narrowed down, until told otherwise.
+    pub fn hurry(&mut self, hurried: bool) {
+        self.hurried = hurried;
     }
 
     /// The contact network in use, if any.
@@ -273,6 +288,7 @@ impl Perceiver {
     ) -> Result<Perceived, HandsError> {
         self.stats.frames += 1;
         let every_s = match &self.last {
+            Some(s) if s.any_inside() && self.hurried => self.opts.active_every_s * HURRIED_STRETCH,
             Some(s) if s.any_inside() => self.opts.active_every_s,
             Some(_) => self.opts.idle_every_s,
             None => 0.0,
@@ -314,7 +330,9 @@ impl Perceiver {
         let mut chain = match self.last.take() {
             Some(prev) => {
                 let mut between = Vec::new();
-                self.refine(&prev, &new, &mut between)?;
+                if !self.hurried {
+                    self.refine(&prev, &new, &mut between)?;
+                }
                 between.sort_by_key(|s| s.frame);
                 let mut v = vec![prev];
                 v.extend(between);

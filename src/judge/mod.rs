@@ -32,6 +32,12 @@ pub const QUEUE_FRAMES: usize = 8;
 /// frame period of delay before a call, and a camera's frames that find the queue full
 /// are dropped rather than waited for (8 frames held calls 40-54 ms behind the frames).
 pub const LIVE_QUEUE_FRAMES: usize = 3;
+/// Frames a camera may deliver ahead of the hands in `live`: a tenth of a second at 240
+/// fps. A burst of work (a hand network run, a change narrowed down between runs) is
+/// caught up afterwards instead of costing frames; while more than
+/// `HURRY_BACKLOG_FRAMES` wait, the hand source is asked to hurry (`HandSource::hurry`).
+pub const LIVE_CAPTURE_QUEUE_FRAMES: usize = 24;
+pub const HURRY_BACKLOG_FRAMES: usize = 2;
 /// A touch the card tracker infers from a card set moving is held this long, video
 /// time, and dropped when the hands saw the same player touch the same card within
 /// `MOTION_TOUCH_MATCH_S` of it (the hands' own touch is the better timed).
@@ -83,6 +89,9 @@ pub trait HandSource: Send {
     ) -> Result<(Vec<HandSeen>, Vec<Event>), JudgeError>;
     /// End of video: events still pending.
     fn finish(&mut self) -> Vec<Event>;
+    /// Frames are waiting (live, behind the camera): do less per frame until told
+    /// otherwise, at some cost in timing, rather than have frames dropped.
+    fn hurry(&mut self, _hurried: bool) {}
     /// What it is, for the report.
     fn describe(&self) -> String;
     /// Its state between frames, to resume a run exactly; `None` when it has none to
@@ -161,7 +170,11 @@ pub enum ReadingMsg {
 /// How to run.
 #[derive(Debug, Clone)]
 pub struct RunOptions {
+    /// Frames held between perception and the judge (and after capture, unless
+    /// `capture_queue_frames` says otherwise).
     pub queue_frames: usize,
+    /// Frames held between capture and the hands, if not `queue_frames`.
+    pub capture_queue_frames: Option<usize>,
     /// Release frames no faster than the recording's rate (live from a file).
     pub realtime: bool,
     /// Readings that arrive while the video runs (live).
@@ -178,6 +191,7 @@ impl Default for RunOptions {
     fn default() -> Self {
         RunOptions {
             queue_frames: QUEUE_FRAMES,
+            capture_queue_frames: None,
             realtime: false,
             more_readings: None,
             unsure_poems: BTreeMap::new(),
@@ -251,7 +265,7 @@ pub fn run(
     let mut gaps = 0usize;
     let mut motion = MotionTouches::default();
     let mut reader_opts = ReaderOptions {
-        queue: opts.queue_frames,
+        queue: opts.capture_queue_frames.unwrap_or(opts.queue_frames),
         realtime: opts.realtime,
         ..ReaderOptions::default()
     };
@@ -274,12 +288,16 @@ pub fn run(
     let clock = source.clock();
     let (tx, rx) = crossbeam_channel::bounded::<Staged>(opts.queue_frames.max(1));
     let mut hands_cpu_s = 0.0;
+    // The latest frame read: a search still under way at the end is taken in with it.
+    let mut last_bgr: Option<std::sync::Arc<Mat>> = None;
     let walk = std::thread::scope(|scope| -> Result<(), JudgeError> {
         // Hands run on their own thread, a frame ahead of the cards and the judge: the
         // card tracker needs the hands of its frame, the hands need nothing back.
         let hands_stage = std::thread::Builder::new()
             .name("hands".into())
-            .spawn_scoped(scope, || perceive_hands(source, hands.as_deref_mut(), tx))
+            .spawn_scoped(scope, || {
+                perceive_hands(source, hands.as_deref_mut(), tx, opts.realtime)
+            })
             .map_err(JudgeError::Io)?;
         let walked = (|| -> Result<(), JudgeError> {
             for item in rx.iter() {
@@ -311,6 +329,9 @@ pub fn run(
                     Staged::Finished(last) => {
                         motion.saw(&last);
                         windows.add(last);
+                        if let Some(bgr) = last_bgr.take() {
+                            windows.add(motion.hold(tracker.apply_search(&bgr)?));
+                        }
                         break;
                     }
                 };
@@ -337,7 +358,14 @@ pub fn run(
                 let card_events = tracker.push(f.index, f.t_s, &f.bgr, &seen)?;
                 windows.add(motion.hold(card_events));
                 windows.add(motion.release(f.t_s));
-                let ruled = windows.advance(f.t_s);
+                let mut ruled = windows.advance(tracker.final_before_s(f.t_s));
+                if !ruled.is_empty() {
+                    // A checkpoint follows: a search still under way is taken in now, at
+                    // a frame fixed by the readings (the same in a resumed run), and
+                    // what it found may close a further window.
+                    windows.add(motion.hold(tracker.apply_search(&f.bgr)?));
+                    ruled.extend(windows.advance(f.t_s));
+                }
                 if opts.early_takes {
                     if let Some(r) = windows.early_take(f.t_s, &motion.held) {
                         let due = r.take.as_ref().and_then(|t| clock.due(t.t_s));
@@ -350,6 +378,7 @@ pub fn run(
                 }
                 frames += 1;
                 last_t = f.t_s;
+                last_bgr = Some(std::sync::Arc::clone(&f.bgr));
                 for r in &ruled {
                     out.ruled(r, f.index)?;
                 }
@@ -411,15 +440,21 @@ enum Staged {
 /// The hands stage: every decoded frame through the hand source (when there is one), on
 /// to the cards and the judge with what the hands saw. Returns the stage's CPU time, s.
 fn perceive_hands(
-    source: capture::FrameSource,
+    mut source: capture::FrameSource,
     mut hands: Option<&mut (dyn HandSource + 'static)>,
     tx: crossbeam_channel::Sender<Staged>,
+    realtime: bool,
 ) -> f64 {
     let cpu0 = thread_cpu_s();
-    for item in source {
+    while let Some(item) = source.next() {
         let staged = match item {
             SourceItem::Frame(f) => match hands.as_deref_mut() {
-                Some(h) => match h.push(f.index, f.t_s, &f.bgr) {
+                Some(h) => match {
+                    if realtime {
+                        h.hurry(source.waiting() > HURRY_BACKLOG_FRAMES);
+                    }
+                    h.push(f.index, f.t_s, &f.bgr)
+                } {
                     Ok((seen, events)) => Staged::Frame {
                         state: h.state(),
                         frame: f,

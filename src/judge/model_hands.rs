@@ -262,6 +262,10 @@ impl ModelHands {
 }
 
 impl HandSource for ModelHands {
+    fn hurry(&mut self, hurried: bool) {
+        self.perceiver.hurry(hurried);
+    }
+
     fn push(
         &mut self,
         frame: usize,

@@ -15,7 +15,7 @@ use crate::detect::cards::{self, dist};
 use crate::detect::layout::MeasuredLayout;
 use crate::detect::motion::{CardState, MonitorState, MotionMonitor};
 use crate::detect::naming::Namer;
-use crate::detect::relocate::CardScale;
+use crate::detect::relocate::{CardScale, Search};
 use crate::detect::{relocate, DetectError, QuadPx};
 use crate::field::{FieldError, FieldMap};
 use crate::rules::geometry::{FieldGeometry, Pt};
@@ -23,8 +23,10 @@ use crate::rules::model::{By, Event, EventKind, Hand, Player};
 use blob::{BlobFinder, SeenBlob};
 use opencv::core::{Mat, Point2f, Vector};
 use opencv::imgproc;
+use opencv::prelude::MatTraitConst;
 use serde::{Deserialize, Serialize};
 use std::cell::Cell;
+use std::sync::Arc;
 
 /// Everything the tracker knows between two frames, to continue a run exactly where it
 /// stood (`analyze --resume`).
@@ -92,6 +94,11 @@ pub const SAME_SPOT: f64 = 0.5;
 /// Missing cards are searched for (a whole-frame card search and naming) at most this
 /// often, video time...
 pub const SEARCH_EVERY_S: f64 = 0.5;
+/// A search runs beside the frames, on a thread of its own, and what it finds is applied
+/// this many frames after the frame it looked at (waiting for it there if it has not
+/// finished): the frames in between are not held up by it, and the outcome does not
+/// depend on the machine's speed. A quarter of a second at 240 fps.
+pub const SEARCH_LAG_FRAMES: usize = 60;
 /// ...for this long after they went missing, video time (a card sent across the field is
 /// lost under the sender's hand, then covered again by the receiver's until it is
 /// placed: one look is not enough)...
@@ -314,7 +321,9 @@ pub struct CardTracker {
     monitor: MotionMonitor,
     blobs: BlobFinder,
     cards: Vec<Card>,
-    namer: Option<Namer>,
+    namer: Option<Arc<Namer>>,
+    /// The search under way, if any (`SEARCH_LAG_FRAMES`).
+    searching: Option<Searching>,
     /// The typeface styles the layout's cards were named in: cards found again are read
     /// in them (one card set, one typeface).
     styles: Vec<usize>,
@@ -328,6 +337,19 @@ pub struct CardTracker {
     /// Each card's bare share (`BlobFinder::vacated_share`) in the frame being read, as
     /// far as it was asked; cleared at each frame.
     vacated: Vec<Cell<Option<f64>>>,
+}
+
+/// A search for missing cards running on its own thread: what it was asked, and when
+/// its finds are applied.
+struct Searching {
+    /// The frame it looked at, and its time (the finds are dated then).
+    frame: usize,
+    t_s: f64,
+    apply_frame: usize,
+    /// The missing cards it looks for (indices), and their poems.
+    due: Vec<usize>,
+    missing: Vec<u8>,
+    job: std::thread::JoinHandle<Result<Search, DetectError>>,
 }
 
 fn centre_px(q: &QuadPx) -> [f64; 2] {
@@ -386,7 +408,8 @@ impl CardTracker {
             monitor,
             blobs,
             cards,
-            namer,
+            namer: namer.map(Arc::new),
+            searching: None,
             styles: measured.card_styles().to_vec(),
             scale,
             border_mm,
@@ -497,7 +520,14 @@ impl CardTracker {
                 _ => {}
             }
         }
-        self.search_missing(frame, t_s, bgr, hands, &mut events)?;
+        if self
+            .searching
+            .as_ref()
+            .is_some_and(|s| frame >= s.apply_frame)
+        {
+            events.extend(self.apply_search(bgr)?);
+        }
+        self.search_missing(frame, t_s, bgr, hands)?;
         events.sort_by(|a, b| a.t_s.total_cmp(&b.t_s));
         Ok(events)
     }
@@ -1258,18 +1288,21 @@ impl CardTracker {
     }
 
     /// Cards that vanished unseen are searched for, at most every `SEARCH_EVERY_S`, once
-    /// no fingertip is near their place.
+    /// no fingertip is near their place. The search looks at this frame on a thread of
+    /// its own; `apply_search` takes in what it found `SEARCH_LAG_FRAMES` later.
     fn search_missing(
         &mut self,
         frame: usize,
         t_s: f64,
         bgr: &Mat,
         hands: &[HandSeen],
-        events: &mut Vec<Event>,
     ) -> Result<(), TrackError> {
-        if self.namer.is_none() || t_s - self.last_search_s < SEARCH_EVERY_S {
+        if self.searching.is_some() || t_s - self.last_search_s < SEARCH_EVERY_S {
             return Ok(());
         }
+        let Some(namer) = self.namer.clone() else {
+            return Ok(());
+        };
         let waiting = self.cards.iter().any(|c| {
             matches!(
                 c.phase,
@@ -1333,24 +1366,54 @@ impl CardTracker {
                 };
             }
         }
-        let Some(namer) = self.namer.as_ref() else {
-            return Ok(());
-        };
-        let known: &[[f64; 2]] = if self.read_in_vain.for_poems == missing {
-            &self.read_in_vain.at_px
+        let known: Vec<[f64; 2]> = if self.read_in_vain.for_poems == missing {
+            self.read_in_vain.at_px.clone()
         } else {
-            &[]
+            Vec::new()
         };
-        let search = relocate::relocate(
-            bgr,
-            &still,
-            &self.scale,
-            &missing,
-            namer,
-            Some(&self.styles),
-            known,
-        )?;
-        let mut in_vain = if self.read_in_vain.for_poems == missing {
+        let image = bgr.try_clone()?;
+        let scale = self.scale;
+        let styles = self.styles.clone();
+        let looking_for = missing.clone();
+        let job = std::thread::Builder::new()
+            .name("card search".into())
+            .spawn(move || {
+                relocate::relocate(
+                    &image,
+                    &still,
+                    &scale,
+                    &looking_for,
+                    &namer,
+                    Some(&styles),
+                    &known,
+                )
+            })
+            .map_err(|e| TrackError::State(format!("cannot start the card search: {e}")))?;
+        self.searching = Some(Searching {
+            frame,
+            t_s,
+            apply_frame: frame + SEARCH_LAG_FRAMES,
+            due,
+            missing,
+            job,
+        });
+        Ok(())
+    }
+
+    /// Takes in what the search under way found, waiting for it if need be: the cards
+    /// it named take their new places (dated when the search looked), with `bgr` (the
+    /// frame being read) as their new reference. Returns the events that makes.
+    pub fn apply_search(&mut self, bgr: &Mat) -> Result<Vec<Event>, TrackError> {
+        let mut events = Vec::new();
+        let Some(s) = self.searching.take() else {
+            return Ok(events);
+        };
+        let search = s
+            .job
+            .join()
+            .map_err(|_| TrackError::State("the card search stopped unexpectedly".into()))??;
+        let (frame, t_s, due) = (s.frame, s.t_s, s.due);
+        let mut in_vain = if self.read_in_vain.for_poems == s.missing {
             std::mem::take(&mut self.read_in_vain.at_px)
         } else {
             Vec::new()
@@ -1358,9 +1421,13 @@ impl CardTracker {
         in_vain.extend(search.read_at_px);
         for r in search.found {
             // Named; or read best as a card that was seen lying just there (its name need
-            // not stand out: where it lies says which card it is).
+            // not stand out: where it lies says which card it is). A card that came back
+            // into view at its place meanwhile is no longer looked for.
+            let missing = |i: usize| matches!(self.cards[i].phase, Phase::Missing { .. });
             let i = match r.name.poem {
-                Some(poem) => due.iter().find(|&&i| self.cards[i].poem == Some(poem)),
+                Some(poem) => due
+                    .iter()
+                    .find(|&&i| self.cards[i].poem == Some(poem) && missing(i)),
                 None => due.iter().find(|&&i| {
                     let c = &self.cards[i];
                     let here = r.card.centre_px();
@@ -1379,13 +1446,20 @@ impl CardTracker {
             let c = self.map.point_to_field(centre_px(&quad))?;
             let pts = self.map.to_field(&quad)?;
             let angle = blob::long_axis_deg(&pts).map_or(0.0, |a| a - 90.0);
-            self.place(i, frame, t_s, bgr, quad, c, angle, events)?;
+            self.place(i, frame, t_s, bgr, quad, c, angle, &mut events)?;
         }
         self.read_in_vain = ReadInVain {
-            for_poems: missing,
+            for_poems: s.missing,
             at_px: in_vain,
         };
-        Ok(())
+        events.sort_by(|a, b| a.t_s.total_cmp(&b.t_s));
+        Ok(events)
+    }
+
+    /// The time before which this tracker's events are all given: a search under way
+    /// may still date finds at the frame it looked at.
+    pub fn final_before_s(&self, t_s: f64) -> f64 {
+        self.searching.as_ref().map_or(t_s, |s| s.t_s.min(t_s))
     }
 }
 
