@@ -288,8 +288,6 @@ pub fn run(
     let clock = source.clock();
     let (tx, rx) = crossbeam_channel::bounded::<Staged>(opts.queue_frames.max(1));
     let mut hands_cpu_s = 0.0;
-    // The latest frame read: a search still under way at the end is taken in with it.
-    let mut last_bgr: Option<std::sync::Arc<Mat>> = None;
     let walk = std::thread::scope(|scope| -> Result<(), JudgeError> {
         // Hands run on their own thread, a frame ahead of the cards and the judge: the
         // card tracker needs the hands of its frame, the hands need nothing back.
@@ -329,9 +327,7 @@ pub fn run(
                     Staged::Finished(last) => {
                         motion.saw(&last);
                         windows.add(last);
-                        if let Some(bgr) = last_bgr.take() {
-                            windows.add(motion.hold(tracker.apply_search(&bgr)?));
-                        }
+                        windows.add(motion.hold(tracker.apply_search()?));
                         break;
                     }
                 };
@@ -363,7 +359,7 @@ pub fn run(
                     // A checkpoint follows: a search still under way is taken in now, at
                     // a frame fixed by the readings (the same in a resumed run), and
                     // what it found may close a further window.
-                    windows.add(motion.hold(tracker.apply_search(&f.bgr)?));
+                    windows.add(motion.hold(tracker.apply_search()?));
                     ruled.extend(windows.advance(f.t_s));
                 }
                 if opts.early_takes {
@@ -378,7 +374,6 @@ pub fn run(
                 }
                 frames += 1;
                 last_t = f.t_s;
-                last_bgr = Some(std::sync::Arc::clone(&f.bgr));
                 for r in &ruled {
                     out.ruled(r, f.index)?;
                 }

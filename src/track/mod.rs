@@ -69,6 +69,11 @@ pub const SETTLE_FRAMES: u32 = 24;
 pub const PARTIAL_REST_FRAMES: u32 = 2 * SETTLE_FRAMES;
 /// Frames a moving card may go unseen (under a hand) before it is given up.
 pub const LOST_FRAMES: u32 = 48;
+/// A card followed out of the area lies out for good this long after it started moving,
+/// s, even if its paper never held still for `SETTLE_FRAMES` (a shaking camera moves
+/// the paper's outline by more than `SETTLE_DRIFT_MM`): a card is out in well under a
+/// second, and following one lying out cost every frame after it.
+pub const LEAVING_MAX_S: f64 = 3.0;
 /// A blob of at least this share of a face's area shows the whole card (ink and blur
 /// take the rest).
 pub const FULL_FACE_SHARE: f64 = 0.55;
@@ -349,7 +354,8 @@ struct Searching {
     /// The missing cards it looks for (indices), and their poems.
     due: Vec<usize>,
     missing: Vec<u8>,
-    job: std::thread::JoinHandle<Result<Search, DetectError>>,
+    /// The search's finds, and the frame it looked at (the found cards' reference).
+    job: std::thread::JoinHandle<Result<(Search, Mat), DetectError>>,
 }
 
 fn centre_px(q: &QuadPx) -> [f64; 2] {
@@ -475,7 +481,7 @@ impl CardTracker {
                 Phase::Moving(_) => {
                     self.follow(i, frame, t_s, bgr, hands, &mut events, &mut claimed)?
                 }
-                Phase::Leaving(_) => self.follow_leaving(i, bgr, &mut claimed)?,
+                Phase::Leaving(_) => self.follow_leaving(i, frame, bgr, &mut claimed)?,
                 _ => {}
             }
         }
@@ -525,7 +531,7 @@ impl CardTracker {
             .as_ref()
             .is_some_and(|s| frame >= s.apply_frame)
         {
-            events.extend(self.apply_search(bgr)?);
+            events.extend(self.apply_search()?);
         }
         self.search_missing(frame, t_s, bgr, hands)?;
         events.sort_by(|a, b| a.t_s.total_cmp(&b.t_s));
@@ -1118,6 +1124,7 @@ impl CardTracker {
     fn follow_leaving(
         &mut self,
         i: usize,
+        frame: usize,
         bgr: &Mat,
         claimed: &mut Vec<[f64; 4]>,
     ) -> Result<(), TrackError> {
@@ -1136,10 +1143,11 @@ impl CardTracker {
             }
             None => f.unseen += 1,
         }
-        if f.settled >= SETTLE_FRAMES {
+        let long_gone = frame.saturating_sub(f.start_frame) as f64 > LEAVING_MAX_S * self.fps;
+        if f.settled >= SETTLE_FRAMES || (long_gone && f.unseen == 0) {
             self.blobs.rebase(&f.last.outline_px)?;
             self.cards[i].phase = Phase::Out;
-        } else if f.unseen > LOST_FRAMES {
+        } else if f.unseen > LOST_FRAMES || long_gone {
             self.cards[i].phase = Phase::Out;
         } else {
             self.cards[i].phase = Phase::Leaving(f);
@@ -1378,7 +1386,7 @@ impl CardTracker {
         let job = std::thread::Builder::new()
             .name("card search".into())
             .spawn(move || {
-                relocate::relocate(
+                let found = relocate::relocate(
                     &image,
                     &still,
                     &scale,
@@ -1386,7 +1394,8 @@ impl CardTracker {
                     &namer,
                     Some(&styles),
                     &known,
-                )
+                )?;
+                Ok((found, image))
             })
             .map_err(|e| TrackError::State(format!("cannot start the card search: {e}")))?;
         self.searching = Some(Searching {
@@ -1401,17 +1410,19 @@ impl CardTracker {
     }
 
     /// Takes in what the search under way found, waiting for it if need be: the cards
-    /// it named take their new places (dated when the search looked), with `bgr` (the
-    /// frame being read) as their new reference. Returns the events that makes.
-    pub fn apply_search(&mut self, bgr: &Mat) -> Result<Vec<Event>, TrackError> {
+    /// it named take their new places as of the frame it looked at (dated then, and
+    /// watched against that frame, so that one moved since shows as disturbed at the
+    /// next frame). Returns the events that makes.
+    pub fn apply_search(&mut self) -> Result<Vec<Event>, TrackError> {
         let mut events = Vec::new();
         let Some(s) = self.searching.take() else {
             return Ok(events);
         };
-        let search = s
+        let (search, bgr) = s
             .job
             .join()
             .map_err(|_| TrackError::State("the card search stopped unexpectedly".into()))??;
+        let bgr = &bgr;
         let (frame, t_s, due) = (s.frame, s.t_s, s.due);
         let mut in_vain = if self.read_in_vain.for_poems == s.missing {
             std::mem::take(&mut self.read_in_vain.at_px)
