@@ -715,7 +715,8 @@ pub fn live(args: &LiveArgs, out: &mut dyn Write) -> Result<()> {
         &measured.layout,
     )?;
     let opts = RunOptions {
-        realtime: args.realtime,
+        // A camera delivers at its own pace, as `--realtime` does a file.
+        realtime: args.realtime || args.camera.is_some(),
         more_readings: args.readings.clone().map(spawn_readings),
         early_takes: true,
         queue_frames: judge::LIVE_QUEUE_FRAMES,

@@ -258,6 +258,8 @@ pub fn run(
     let judge_cpu0 = thread_cpu_s();
     let fps = reader.fps;
     let mut tracker = CardTracker::new(measured, map, namer, fps)?;
+    // Live: a card found by a search is taken in as soon as the search ends.
+    tracker.eager_search(opts.realtime);
     let mut windows = Windows::new(&measured.layout, readings, hands.is_some());
     windows.unsure_poems(opts.unsure_poems.clone());
     let mut frames = 0usize;
@@ -442,14 +444,11 @@ fn perceive_hands(
 ) -> f64 {
     let cpu0 = thread_cpu_s();
     while let Some(item) = source.next() {
+        // Live, behind the camera: the hands do less until the frames waiting are few.
+        let behind = realtime && source.waiting() > HURRY_BACKLOG_FRAMES;
         let staged = match item {
             SourceItem::Frame(f) => match hands.as_deref_mut() {
-                Some(h) => match {
-                    if realtime {
-                        h.hurry(source.waiting() > HURRY_BACKLOG_FRAMES);
-                    }
-                    h.push(f.index, f.t_s, &f.bgr)
-                } {
+                Some(h) => match hurried_push(h, behind, &f) {
                     Ok((seen, events)) => Staged::Frame {
                         state: h.state(),
                         frame: f,
@@ -476,6 +475,16 @@ fn perceive_hands(
     let last = hands.map(|h| h.finish()).unwrap_or_default();
     let _ = tx.send(Staged::Finished(last));
     thread_cpu_s() - cpu0
+}
+
+/// One frame through the hand source, told first whether frames wait behind it.
+fn hurried_push(
+    h: &mut (dyn HandSource + 'static),
+    behind: bool,
+    f: &capture::Frame,
+) -> Result<(Vec<HandSeen>, Vec<Event>), JudgeError> {
+    h.hurry(behind);
+    h.push(f.index, f.t_s, &f.bgr)
 }
 
 /// CPU time of the calling thread, s (Linux; 0 where the kernel does not say).

@@ -329,6 +329,9 @@ pub struct CardTracker {
     namer: Option<Arc<Namer>>,
     /// The search under way, if any (`SEARCH_LAG_FRAMES`).
     searching: Option<Searching>,
+    /// Take in a search's finds as soon as it has finished (`live`), not at its fixed
+    /// frame: sooner, but the frame then depends on the machine.
+    eager_search: bool,
     /// The typeface styles the layout's cards were named in: cards found again are read
     /// in them (one card set, one typeface).
     styles: Vec<usize>,
@@ -416,6 +419,7 @@ impl CardTracker {
             cards,
             namer: namer.map(Arc::new),
             searching: None,
+            eager_search: false,
             styles: measured.card_styles().to_vec(),
             scale,
             border_mm,
@@ -424,6 +428,12 @@ impl CardTracker {
             read_in_vain: ReadInVain::default(),
             vacated: Vec::new(),
         })
+    }
+
+    /// Takes in each search's finds as soon as it has finished (`live`), rather than
+    /// `SEARCH_LAG_FRAMES` after the frame it looked at.
+    pub fn eager_search(&mut self, eager: bool) {
+        self.eager_search = eager;
     }
 
     /// Cards now being followed in motion (for the pipeline's progress and tests).
@@ -529,7 +539,7 @@ impl CardTracker {
         if self
             .searching
             .as_ref()
-            .is_some_and(|s| frame >= s.apply_frame)
+            .is_some_and(|s| frame >= s.apply_frame || (self.eager_search && s.job.is_finished()))
         {
             events.extend(self.apply_search()?);
         }
