@@ -100,10 +100,10 @@ pub const SAME_SPOT: f64 = 0.5;
 /// often, video time...
 pub const SEARCH_EVERY_S: f64 = 0.5;
 /// A search runs beside the frames, on a thread of its own, and what it finds is applied
-/// this many frames after the frame it looked at (waiting for it there if it has not
-/// finished): the frames in between are not held up by it, and the outcome does not
-/// depend on the machine's speed. A quarter of a second at 240 fps.
-pub const SEARCH_LAG_FRAMES: usize = 60;
+/// this long, video time, after the frame it looked at (in whole frames, at least one;
+/// waiting for it there if it has not finished): the frames in between are not held up
+/// by it, and the outcome does not depend on the machine's speed. 60 frames at 240 fps.
+pub const SEARCH_LAG_S: f64 = 0.25;
 /// ...for this long after they went missing, video time (a card sent across the field is
 /// lost under the sender's hand, then covered again by the receiver's until it is
 /// placed: one look is not enough)...
@@ -327,7 +327,7 @@ pub struct CardTracker {
     blobs: BlobFinder,
     cards: Vec<Card>,
     namer: Option<Arc<Namer>>,
-    /// The search under way, if any (`SEARCH_LAG_FRAMES`).
+    /// The search under way, if any (`SEARCH_LAG_S`).
     searching: Option<Searching>,
     /// Take in a search's finds as soon as it has finished (`live`), not at its fixed
     /// frame: sooner, but the frame then depends on the machine.
@@ -431,7 +431,7 @@ impl CardTracker {
     }
 
     /// Takes in each search's finds as soon as it has finished (`live`), rather than
-    /// `SEARCH_LAG_FRAMES` after the frame it looked at.
+    /// `SEARCH_LAG_S` after the frame it looked at.
     pub fn eager_search(&mut self, eager: bool) {
         self.eager_search = eager;
     }
@@ -1307,7 +1307,7 @@ impl CardTracker {
 
     /// Cards that vanished unseen are searched for, at most every `SEARCH_EVERY_S`, once
     /// no fingertip is near their place. The search looks at this frame on a thread of
-    /// its own; `apply_search` takes in what it found `SEARCH_LAG_FRAMES` later.
+    /// its own; `apply_search` takes in what it found `SEARCH_LAG_S` later.
     fn search_missing(
         &mut self,
         frame: usize,
@@ -1411,7 +1411,7 @@ impl CardTracker {
         self.searching = Some(Searching {
             frame,
             t_s,
-            apply_frame: frame + SEARCH_LAG_FRAMES,
+            apply_frame: frame + (SEARCH_LAG_S * self.fps).round().max(1.0) as usize,
             due,
             missing,
             job,
