@@ -3,32 +3,18 @@
 //! uninterrupted run; bad input gives one line, exit status 2, and no complete-looking
 //! `decisions.jsonl`; `score` reads what `analyze` wrote.
 
-use karuta_referee::sim::{simulate, Preset, SimOptions};
+mod support;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
+use support::sim::labelled_recording;
 
 const BIN: &str = env!("CARGO_BIN_EXE_karuta-referee");
 
 fn tmp(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("karuta-analyze-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    dir
-}
-
-fn small_recording(name: &str, seed: u64, readings: usize) -> PathBuf {
-    let dir = tmp(name);
-    let opts = SimOptions {
-        seed,
-        fps: 60.0,
-        width_px: 640,
-        height_px: 360,
-        readings,
-        preset: Preset::Clean,
-        labels: true,
-        ..SimOptions::default()
-    };
-    simulate(&opts, &dir, false).unwrap();
     dir
 }
 
@@ -50,7 +36,7 @@ fn read(p: &Path) -> Vec<u8> {
 
 #[test]
 fn a_killed_analysis_resumes_to_the_same_files() {
-    let rec = small_recording("resume", 2201, 3);
+    let rec = labelled_recording("resume", 2201, 60.0, 3);
     let whole = rec.join("whole");
     let o = analyze(&rec, &whole, &[]);
     assert_eq!(
@@ -157,7 +143,7 @@ fn one_line_exit_2(o: &Output, mentions: &str) {
 
 #[test]
 fn bad_input_gets_one_line_and_exit_2() {
-    let rec = small_recording("bad", 2202, 1);
+    let rec = labelled_recording("bad", 2202, 60.0, 1);
     let out = rec.join("out");
 
     // No video.
