@@ -7,6 +7,7 @@ to 184 rows). Writes `DATA/frames.npy` (uint8 N x 184 x 320 x 3, BGR) and
 `DATA/labels.pkl` (one list of hands per frame).
 
     python train/make_data.py --bin target/release/karuta-referee --data data/hands
+    python train/make_data.py --set dense --step 6 --data data/hands-dense
 """
 
 import argparse
@@ -22,10 +23,23 @@ import numpy as np
 IN_W, IN_H = 320, 184
 KEYS = ["wrist", "thumb", "index", "middle", "ring", "little"]
 
-# (seed, preset, size, fps, readings): 640x360 at 60 fps, drawn quickly; the network
-# sees frames reduced to 320 px wide whatever the recording's size. Seeds 1000-1999.
-RECORDINGS = [(1000 + i, p, "640x360", 60, 6) for i, p in
+# (seed, preset, size, fps, readings). Seeds 1000-1999 only.
+SETS = {
+    # 640x360 at 60 fps, drawn quickly; the network sees frames reduced to 320 px wide
+    # whatever the recording's size.
+    "base": [(1000 + i, p, "640x360", 60, 6) for i, p in
+             enumerate(["clean", "realistic", "hard"] * 4, start=1)],
+    # Mostly 1280x720 at 120 fps: a frame reduced 4x (not 2x), as the network meets a
+    # match at its own resolution, and 5 frames of every 40 ms press where 60 fps had 2;
+    # and 640x360 at 240 fps. Every frame with a hand low over the field is kept.
+    "dense": [(1030 + i, p, "1280x720", 120, 6) for i, p in
               enumerate(["clean", "realistic", "hard"] * 4, start=1)]
+    + [(1042 + i, p, "640x360", 240, 6) for i, p in
+       enumerate(["clean", "realistic", "hard", "realistic"], start=1)],
+}
+# A hand's middle fingertip this low over the playing area is descending onto a card,
+# pressing it or hovering above it: the frames that teach contact. Every one is kept.
+LOW_OVER_FIELD_MM = 80.0
 
 
 def simulate(binary, out, seed, preset, size, fps, readings):
@@ -39,11 +53,15 @@ def simulate(binary, out, seed, preset, size, fps, readings):
     open(os.path.join(out, "DONE"), "w").close()
 
 
-def chosen_frames(frames, step):
-    """Every `step`-th frame, plus every frame near a change of contact or of `inside`."""
+def chosen_frames(frames, step, low_over_field):
+    """Every `step`-th frame, plus every frame near a change of contact or of `inside`,
+    plus (with `low_over_field`) every frame with a hand low over the playing area."""
     keep = set(range(0, len(frames), step))
     prev = None
     for i, f in enumerate(frames):
+        if low_over_field and any(h["inside"] and h["height_mm"] <= LOW_OVER_FIELD_MM
+                                  for h in f["hands"]):
+            keep.add(i)
         state = tuple(sorted((h["player"], h["hand"], bool(h["touching"]) or h["height_mm"] <= 0.5,
                               h["inside"]) for h in f["hands"]))
         if prev is not None and state != prev:
@@ -52,10 +70,10 @@ def chosen_frames(frames, step):
     return sorted(k for k in keep if frames[k]["hands"])
 
 
-def extract(rec, step):
+def extract(rec, step, low_over_field):
     with open(os.path.join(rec, "labels", "frames.jsonl")) as fh:
         frames = [json.loads(l) for l in fh]
-    keep = chosen_frames(frames, step)
+    keep = chosen_frames(frames, step, low_over_field)
     cap = cv2.VideoCapture(os.path.join(rec, "video.mp4"))
     images, labels = [], []
     want = iter(keep)
@@ -81,6 +99,7 @@ def extract(rec, step):
                     "kp": np.array([hl["keypoints_px"][k] for k in KEYS], np.float32) * s,
                     "height_mm": hl["height_mm"],
                     "touching": hl["touching"],
+                    "inside": hl["inside"],
                 })
             labels.append(hands)
             nxt = next(want, None)
@@ -93,15 +112,18 @@ def main():
     ap.add_argument("--bin", default="target/release/karuta-referee")
     ap.add_argument("--data", default="data/hands")
     ap.add_argument("--step", type=int, default=3)
+    ap.add_argument("--set", choices=sorted(SETS), default="base",
+                    help="which recordings: base (640x360, 60 fps) or dense (mostly 1280x720, "
+                    "120 fps, every frame with a hand low over the field kept)")
     a = ap.parse_args()
     os.makedirs(a.data, exist_ok=True)
     all_img, all_lab = [], []
-    for seed, preset, size, fps, readings in RECORDINGS:
+    for seed, preset, size, fps, readings in SETS[a.set]:
         assert 1000 <= seed <= 1999
         rec = os.path.join(a.data, "rec", f"{preset}-{seed}-{size}-{fps}")
         simulate(a.bin, rec, seed, preset, size, fps, readings)
         step = max(1, a.step * fps // 60)
-        img, lab = extract(rec, step)
+        img, lab = extract(rec, step, a.set == "dense")
         print(f"{rec}: {len(img)} frames", file=sys.stderr)
         all_img += img
         all_lab += lab

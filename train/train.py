@@ -179,13 +179,24 @@ def to_input(img):
 
 
 CROP_H, CROP_W = 128, 192
+# Of the crops around a hand in frames with a hand over the playing area, this share is
+# centred on such a hand.
+INSIDE_CROP_SHARE = 0.6
 
 
 def crop_at(img, t, w, hands, rng):
     """A CROP_H x CROP_W window (input px; half that in cells), most often around a
     hand, so that a step spends its time where the hands are."""
-    pts = [np.asarray(hd["kp"]) for hd in hands]
-    pts = [p for p in pts if ((p[:, 0] >= 0) & (p[:, 0] < IN_W) & (p[:, 1] >= 0) & (p[:, 1] < IN_H)).any()]
+    def in_view(p):
+        return ((p[:, 0] >= 0) & (p[:, 0] < IN_W) & (p[:, 1] >= 0) & (p[:, 1] < IN_H)).any()
+
+    pts = [np.asarray(hd["kp"]) for hd in hands if in_view(np.asarray(hd["kp"]))]
+    # Hands over the playing area (entering, pressing, hovering) are what the referee
+    # rules on, and a minority of the hands in view: crops go to them more often.
+    over = [np.asarray(hd["kp"]) for hd in hands
+            if hd.get("inside", False) and in_view(np.asarray(hd["kp"]))]
+    if over and rng.random() < INSIDE_CROP_SHARE:
+        pts = over
     if pts and rng.random() < 0.8:
         c = pts[int(rng.integers(len(pts)))].mean(axis=0) + rng.normal(0, 24, 2)
         x0 = int(np.clip(c[0] - CROP_W / 2, 0, IN_W - CROP_W))
@@ -262,6 +273,8 @@ def main():
     ap.add_argument("--batch", type=int, default=16)
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--init", help="start from these weights (a .pt state dict)")
+    ap.add_argument("--init-onnx", help="start from the weights of an exported model of this "
+                    "network (e.g. the committed models/hands.onnx)")
     a = ap.parse_args()
     torch.manual_seed(SEED)
     random.seed(SEED)
@@ -275,6 +288,8 @@ def main():
     net = HandNet()
     if a.init:
         net.load_state_dict(torch.load(a.init))
+    if a.init_onnx:
+        net.load_state_dict(state_from_onnx(a.init_onnx, net))
     opt = torch.optim.AdamW(net.parameters(), lr=a.lr, weight_decay=1e-4)
     t0 = time.time()
     budget = a.minutes * 60
@@ -306,6 +321,20 @@ def main():
     export(net, a.out)
     print(f"done: {step} steps, {step * a.batch} samples, {(time.time() - t0) / 60:.1f} min",
           file=sys.stderr)
+
+
+def state_from_onnx(path, net):
+    """The network's weights read back from its ONNX export: the exporter keeps each
+    parameter's name as its initializer's name."""
+    import onnx
+    from onnx import numpy_helper
+    init = {t.name: numpy_helper.to_array(t) for t in onnx.load(path).graph.initializer}
+    state = {}
+    for name, p in net.state_dict().items():
+        if name not in init or tuple(init[name].shape) != tuple(p.shape):
+            sys.exit(f"{path}: no weight {name} of shape {tuple(p.shape)}: not this network")
+        state[name] = torch.from_numpy(init[name].copy())
+    return state
 
 
 def export(net, path):

@@ -46,6 +46,11 @@ pub const PENDING_UNSEEN_MAX_S: f64 = 0.2;
 /// standing still inside the area, was an early entry at every reading.
 pub const HAND_MIN_CARD_FACES: f64 = 1.5;
 
+/// A hand's outline runs past each fingertip point by half a finger's width (an adult's
+/// finger is 15-18 mm across), and a fingertip leads a reaching hand into the playing
+/// area: the reach is measured to the fingertips pushed out so far from the wrist.
+pub const FINGER_HALF_WIDTH_MM: f64 = 8.0;
+
 /// Time between runs of the network while no hand is over the playing area, and while
 /// one is, s (`PerceiveOptions`): every 12th and every 3rd frame at 240 fps.
 pub const IDLE_EVERY_S: f64 = 0.05;
@@ -449,19 +454,23 @@ impl Perceiver {
             None
         };
         let mut pointed = None;
+        let mut tips_out = Vec::new();
         if let (Some(poly), false) = (&poly, h.fingertips_px.is_empty()) {
             let tips = self.map.to_field(&h.fingertips_px)?;
             pointed = pointing_player(poly, &tips);
             if let Some(p) = pointed {
                 h.player = p;
             }
+            tips_out = finger_ends(poly, &tips);
         }
         h.lead = self.layout.lead_hand(h.player).map(|l| l == h.hand);
         if let Some(poly) = poly {
-            h.inside = self.geom.hand_is_inside(&poly);
             let area = self.geom.playing_area();
+            h.inside =
+                self.geom.hand_is_inside(&poly) || tips_out.iter().any(|p| area.contains(*p));
             h.reach_mm = poly
                 .iter()
+                .chain(&tips_out)
                 .map(|p| {
                     (p.x_mm - area.x0_mm)
                         .min(area.x1_mm - p.x_mm)
@@ -864,20 +873,47 @@ fn other_hand(h: Hand) -> Hand {
 /// farthest from the fingertips) towards the fingertips, +y for A (who sits at negative
 /// y), -y for B. `None` when the hand lies too much across the field to tell.
 pub fn pointing_player(outline_mm: &[Pt], tips_mm: &[Pt]) -> Option<Player> {
-    let n = tips_mm.len() as f64;
-    let cx = tips_mm.iter().map(|p| p.x_mm).sum::<f64>() / n;
-    let cy = tips_mm.iter().map(|p| p.y_mm).sum::<f64>() / n;
-    let wrist = outline_mm.iter().max_by(|a, b| {
-        let da = (a.x_mm - cx).powi(2) + (a.y_mm - cy).powi(2);
-        let db = (b.x_mm - cx).powi(2) + (b.y_mm - cy).powi(2);
-        da.total_cmp(&db)
-    })?;
-    let (dx, dy) = (cx - wrist.x_mm, cy - wrist.y_mm);
+    let (wrist, c) = wrist_and_tips(outline_mm, tips_mm)?;
+    let (dx, dy) = (c.x_mm - wrist.x_mm, c.y_mm - wrist.y_mm);
     let len = (dx * dx + dy * dy).sqrt();
     if len < POINTING_MIN_MM || dy.abs() < POINTING_MIN_COS * len {
         return None;
     }
     Some(if dy > 0.0 { Player::A } else { Player::B })
+}
+
+/// Where each finger's outline ends: its fingertip point pushed `FINGER_HALF_WIDTH_MM`
+/// further from the wrist (the outline's point farthest from the fingertips).
+pub fn finger_ends(outline_mm: &[Pt], tips_mm: &[Pt]) -> Vec<Pt> {
+    let Some((wrist, _)) = wrist_and_tips(outline_mm, tips_mm) else {
+        return Vec::new();
+    };
+    tips_mm
+        .iter()
+        .map(|t| {
+            let (dx, dy) = (t.x_mm - wrist.x_mm, t.y_mm - wrist.y_mm);
+            let len = (dx * dx + dy * dy).sqrt().max(1e-9);
+            Pt::new(
+                t.x_mm + dx / len * FINGER_HALF_WIDTH_MM,
+                t.y_mm + dy / len * FINGER_HALF_WIDTH_MM,
+            )
+        })
+        .collect()
+}
+
+/// The wrist (the outline's point farthest from the fingertips' mean) and that mean.
+fn wrist_and_tips(outline_mm: &[Pt], tips_mm: &[Pt]) -> Option<(Pt, Pt)> {
+    if tips_mm.is_empty() {
+        return None;
+    }
+    let n = tips_mm.len() as f64;
+    let c = Pt::new(
+        tips_mm.iter().map(|p| p.x_mm).sum::<f64>() / n,
+        tips_mm.iter().map(|p| p.y_mm).sum::<f64>() / n,
+    );
+    let d2 = |p: &Pt| (p.x_mm - c.x_mm).powi(2) + (p.y_mm - c.y_mm).powi(2);
+    let wrist = outline_mm.iter().max_by(|a, b| d2(a).total_cmp(&d2(b)))?;
+    Some((*wrist, c))
 }
 
 /// The wrist-to-fingertips span and its share along y needed to tell the owner.
@@ -1023,5 +1059,32 @@ mod tests {
         let ids: Vec<(Player, Hand)> = out.iter().map(|h| (h.player, h.hand)).collect();
         assert_eq!(ids, vec![(Player::A, Hand::Right), (Player::A, Hand::Left)]);
         assert_eq!(out[1].outline_px[0], [900.0, 500.0]);
+    }
+
+    #[test]
+    fn a_finger_ends_half_its_width_beyond_its_tip_away_from_the_wrist() {
+        // A hand of player A reaching along +y: the wrist at y = 0, fingertips at y = 150
+        // (the middle finger) and, for the thumb, beside and behind it.
+        let outline = [
+            Pt::new(-40.0, 0.0),
+            Pt::new(40.0, 0.0),
+            Pt::new(45.0, 120.0),
+            Pt::new(-45.0, 120.0),
+        ];
+        let tips = [Pt::new(0.0, 150.0), Pt::new(60.0, 90.0)];
+        let ends = finger_ends(&outline, &tips);
+        assert_eq!(ends.len(), 2);
+        // The wrist is the outline's point farthest from the tips' mean (30, 120):
+        // (-40, 0). Each end lies 8 mm beyond its tip, on the line from the wrist.
+        for (t, e) in tips.iter().zip(&ends) {
+            let d = ((e.x_mm - t.x_mm).powi(2) + (e.y_mm - t.y_mm).powi(2)).sqrt();
+            assert!((d - FINGER_HALF_WIDTH_MM).abs() < 1e-9, "{d}");
+            let (wx, wy) = (t.x_mm + 40.0, t.y_mm);
+            let cross = wx * (e.y_mm - t.y_mm) - wy * (e.x_mm - t.x_mm);
+            assert!(cross.abs() < 1e-6, "on the wrist's line: {cross}");
+            assert!(e.y_mm > t.y_mm, "further from the wrist");
+        }
+        assert!(finger_ends(&outline, &[]).is_empty());
+        assert_eq!(pointing_player(&outline, &tips), Some(Player::A));
     }
 }
