@@ -82,6 +82,11 @@ pub const DRIVER_MAX_MM: f64 = 120.0;
 /// Two hands whose distances to the card differ by less than this cannot be told apart
 /// as the driver (18-2): `by: both`, mm.
 pub const DRIVER_TIE_MM: f64 = 15.0;
+/// A fingertip this far beyond the card's edge still presses it (the hands stage's
+/// `TOUCH_RADIUS_MM`), mm. A struck card moves only after the touches that hold it, so
+/// when both players' fingertips lie on it as it starts to move, the nearer one did not
+/// necessarily touch first: `by: both` (18-2, and the ruling goes to review).
+pub const DRIVER_ON_CARD_MM: f64 = 8.0;
 /// A disturbed card looks for its moving paper this far from its place at first, in
 /// lengths of the card's long side...
 pub const START_REACH: f64 = 0.9;
@@ -800,9 +805,11 @@ impl CardTracker {
     }
 
     /// The hand that drove a card: the nearest fingertip when it started moving; `both`
-    /// when two players' hands are equally near, or none is seen (18-2).
+    /// when two players' hands are equally near, or both lie on the card (a fingertip
+    /// within half the card's width and `DRIVER_ON_CARD_MM` of its centre), or none is
+    /// seen (18-2).
     fn driver(&self, at: Pt, hands: &[HandSeen]) -> Result<(By, Option<Hand>), TrackError> {
-        let mut best: Vec<(f64, Player, Hand)> = Vec::new();
+        let mut nearest: Vec<(f64, Player, Hand)> = Vec::new();
         for h in hands {
             if h.fingertips_px.is_empty() {
                 continue;
@@ -812,24 +819,10 @@ impl CardTracker {
                 .iter()
                 .map(|p| (p.x_mm - at.x_mm).hypot(p.y_mm - at.y_mm))
                 .fold(f64::INFINITY, f64::min);
-            best.push((d, h.player, h.hand));
+            nearest.push((d, h.player, h.hand));
         }
-        best.sort_by(|a, b| a.0.total_cmp(&b.0));
-        match best.as_slice() {
-            [] => Ok((By::Both, None)),
-            [(d, ..), ..] if *d > DRIVER_MAX_MM => Ok((By::Both, None)),
-            [(d0, p0, h0), (d1, p1, _), ..] if *p1 != *p0 && d1 - d0 < DRIVER_TIE_MM => {
-                let _ = h0;
-                Ok((By::Both, None))
-            }
-            [(_, p, h), ..] => Ok((
-                match p {
-                    Player::A => By::A,
-                    Player::B => By::B,
-                },
-                Some(*h),
-            )),
-        }
+        let on_card_mm = self.geometry.size.card_w_mm / 2.0 + DRIVER_ON_CARD_MM;
+        Ok(driver_of(nearest, on_card_mm))
     }
 
     /// Follows moving card `i` one frame.
@@ -1547,6 +1540,32 @@ fn nearest_mod_180(a: f64, reference: f64) -> f64 {
     reference + d
 }
 
+/// The driver from each hand's nearest fingertip to the card's centre when it started
+/// moving (mm, player, hand): the nearest, unless another player's lies about as near
+/// (`DRIVER_TIE_MM`) or on the card too (within `on_card_mm`), or none is near
+/// (`DRIVER_MAX_MM`): then `both` (18-2).
+fn driver_of(mut nearest: Vec<(f64, Player, Hand)>, on_card_mm: f64) -> (By, Option<Hand>) {
+    nearest.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let Some(&(d0, p0, h0)) = nearest.first() else {
+        return (By::Both, None);
+    };
+    if d0 > DRIVER_MAX_MM {
+        return (By::Both, None);
+    }
+    let contested = nearest
+        .iter()
+        .find(|(_, p, _)| *p != p0)
+        .is_some_and(|&(d1, ..)| d1 - d0 < DRIVER_TIE_MM || d1 <= on_card_mm);
+    if contested {
+        return (By::Both, None);
+    }
+    let by = match p0 {
+        Player::A => By::A,
+        Player::B => By::B,
+    };
+    (by, Some(h0))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1598,5 +1617,35 @@ mod tests {
     fn angle_nearest_mod_180() {
         assert!((nearest_mod_180(178.0, 0.0) - (-2.0)).abs() < 1e-9);
         assert!((nearest_mod_180(10.0, 185.0) - 190.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_card_both_players_touch_as_it_starts_is_driven_by_both() {
+        let on_card = 53.0 / 2.0 + DRIVER_ON_CARD_MM;
+        let a = |d| (d, Player::A, Hand::Right);
+        let b = |d| (d, Player::B, Hand::Right);
+        // Only A on the card, B's nearest fingertip well off it: A drove it.
+        assert_eq!(
+            driver_of(vec![b(80.0), a(5.0)], on_card),
+            (By::A, Some(Hand::Right))
+        );
+        // B's fingertip on the card too, 25 mm farther than A's: the camera cannot tell
+        // whose touch came first.
+        assert_eq!(driver_of(vec![a(5.0), b(30.0)], on_card), (By::Both, None));
+        // About as near, off the card: both, as before.
+        assert_eq!(driver_of(vec![a(60.0), b(70.0)], on_card), (By::Both, None));
+        // A's other hand does not contest A's take; B's lies on the card beyond it.
+        let a_left = (20.0, Player::A, Hand::Left);
+        assert_eq!(
+            driver_of(vec![a(5.0), a_left, b(90.0)], on_card),
+            (By::A, Some(Hand::Right))
+        );
+        assert_eq!(
+            driver_of(vec![a(5.0), a_left, b(25.0)], on_card),
+            (By::Both, None)
+        );
+        // Nobody near, or no hand seen.
+        assert_eq!(driver_of(vec![a(200.0)], on_card), (By::Both, None));
+        assert_eq!(driver_of(vec![], on_card), (By::Both, None));
     }
 }
