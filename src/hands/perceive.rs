@@ -20,9 +20,9 @@ use std::collections::VecDeque;
 use std::path::Path;
 use std::sync::Arc;
 
-/// A fingertip this close to a card's outline, at table height, touches it (the
-/// simulator's `TIP_CONTACT_R_MM`; a finger pad is about this wide).
-pub const TOUCH_RADIUS_MM: f64 = 8.0;
+/// A fingertip this close to a card's outline, at table height, touches it (as the
+/// simulator's `TIP_CONTACT_R_MM`).
+pub use crate::rules::geometry::TOUCH_RADIUS_MM;
 /// Contact probability at which a fingertip is taken to press.
 pub const CONTACT_MIN_P: f64 = 0.5;
 /// The contact network looks at a fingertip this close to a card (a fingertip found by the

@@ -15,6 +15,9 @@ pub const GAP_MM: f64 = 30.0;
 pub const ROW_GAP_MM: f64 = 10.0;
 /// Rows per territory (9).
 pub const ROWS: u8 = 3;
+/// A fingertip this close to a card's outline, at table height, touches it: a finger
+/// pad is about this wide. The hands and the card tracker both ask it.
+pub const TOUCH_RADIUS_MM: f64 = 8.0;
 
 /// A point on the tatami plane.
 #[derive(Debug, Clone, Copy, PartialEq)]

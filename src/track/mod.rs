@@ -18,7 +18,7 @@ use crate::detect::naming::Namer;
 use crate::detect::relocate::{CardScale, Search};
 use crate::detect::{relocate, DetectError, QuadPx};
 use crate::field::{FieldError, FieldMap};
-use crate::rules::geometry::{FieldGeometry, Pt};
+use crate::rules::geometry::{FieldGeometry, Pt, TOUCH_RADIUS_MM};
 use crate::rules::model::{By, Event, EventKind, Hand, Player};
 use blob::{BlobFinder, SeenBlob};
 use opencv::core::{Mat, Point2f, Vector};
@@ -82,11 +82,6 @@ pub const DRIVER_MAX_MM: f64 = 120.0;
 /// Two hands whose distances to the card differ by less than this cannot be told apart
 /// as the driver (18-2): `by: both`, mm.
 pub const DRIVER_TIE_MM: f64 = 15.0;
-/// A fingertip this far beyond the card's edge still presses it (the hands stage's
-/// `TOUCH_RADIUS_MM`), mm. A struck card moves only after the touches that hold it, so
-/// when both players' fingertips lie on it as it starts to move, the nearer one did not
-/// necessarily touch first: `by: both` (18-2, and the ruling goes to review).
-pub const DRIVER_ON_CARD_MM: f64 = 8.0;
 /// A disturbed card looks for its moving paper this far from its place at first, in
 /// lengths of the card's long side...
 pub const START_REACH: f64 = 0.9;
@@ -806,8 +801,10 @@ impl CardTracker {
 
     /// The hand that drove a card: the nearest fingertip when it started moving; `both`
     /// when two players' hands are equally near, or both lie on the card (a fingertip
-    /// within half the card's width and `DRIVER_ON_CARD_MM` of its centre), or none is
-    /// seen (18-2).
+    /// within half the card's width and `TOUCH_RADIUS_MM` of its centre), or none is
+    /// seen (18-2). A struck card moves only after the touches that hold it, so when
+    /// both players' fingertips lie on it as it starts to move, the nearer one did not
+    /// necessarily touch first: the ruling goes to its owner and to review.
     fn driver(&self, at: Pt, hands: &[HandSeen]) -> Result<(By, Option<Hand>), TrackError> {
         let mut nearest: Vec<(f64, Player, Hand)> = Vec::new();
         for h in hands {
@@ -821,7 +818,7 @@ impl CardTracker {
                 .fold(f64::INFINITY, f64::min);
             nearest.push((d, h.player, h.hand));
         }
-        let on_card_mm = self.geometry.size.card_w_mm / 2.0 + DRIVER_ON_CARD_MM;
+        let on_card_mm = self.geometry.size.card_w_mm / 2.0 + TOUCH_RADIUS_MM;
         Ok(driver_of(nearest, on_card_mm))
     }
 
@@ -1621,7 +1618,7 @@ mod tests {
 
     #[test]
     fn a_card_both_players_touch_as_it_starts_is_driven_by_both() {
-        let on_card = 53.0 / 2.0 + DRIVER_ON_CARD_MM;
+        let on_card = 53.0 / 2.0 + TOUCH_RADIUS_MM;
         let a = |d| (d, Player::A, Hand::Right);
         let b = |d| (d, Player::B, Hand::Right);
         // Only A on the card, B's nearest fingertip well off it: A drove it.
