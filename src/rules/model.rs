@@ -72,6 +72,15 @@ impl By {
     }
 }
 
+impl From<Player> for By {
+    fn from(p: Player) -> By {
+        match p {
+            Player::A => By::A,
+            Player::B => By::B,
+        }
+    }
+}
+
 // ---------------------------------------------------------------- layout.json
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

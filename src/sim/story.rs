@@ -588,7 +588,7 @@ impl<'a> Planner<'a> {
             round_t(hi),
             EventKind::Out {
                 poem,
-                by: if by == Player::A { By::A } else { By::B },
+                by: By::from(by),
                 hand: Some(hand),
             },
         ));

@@ -1556,11 +1556,7 @@ fn driver_of(mut nearest: Vec<(f64, Player, Hand)>, on_card_mm: f64) -> (By, Opt
     if contested {
         return (By::Both, None);
     }
-    let by = match p0 {
-        Player::A => By::A,
-        Player::B => By::B,
-    };
-    (by, Some(h0))
+    (By::from(p0), Some(h0))
 }
 
 #[cfg(test)]
