@@ -141,6 +141,11 @@ pub const VELOCITY_KEEP: f64 = 0.5;
 /// For each frame a moving card goes unseen, the search for it widens by this share of
 /// the distance it moves a frame (it slows, turns or is pushed on under the hand).
 pub const VELOCITY_DOUBT: f64 = 0.5;
+/// How fast a card seen set moving but not yet followed may go while unseen (sliding
+/// over its neighbours, whose paper is not new, or under the hand), mm/s: a card swept
+/// out leaves at 1-3 m/s. The search for it widens by this much a frame until its
+/// speed is known.
+pub const UNSEEN_SPEED_MAX_MM_S: f64 = 3000.0;
 /// A crossing time carried back from a sighting out is doubted by this share of the
 /// time carried back (the card slows and turns on the tatami).
 pub const OUT_BACK_DOUBT: f64 = 0.3;
@@ -1077,10 +1082,19 @@ impl CardTracker {
             f.last.centre_px[0] + v[0] * ahead,
             f.last.centre_px[1] + v[1] * ahead,
         ];
-        let reach_px = blob::quad_long_side(&self.cards[i].rest_px) * 0.6
-            + VELOCITY_DOUBT * v[0].hypot(v[1]) * f64::from(f.unseen);
+        let base_px = blob::quad_long_side(&self.cards[i].rest_px) * 0.6;
+        let fastest_px = UNSEEN_SPEED_MAX_MM_S / self.fps * self.px_per_mm();
+        let widen_px = match f.vel_px {
+            Some(v) => VELOCITY_DOUBT * v[0].hypot(v[1]),
+            None => fastest_px,
+        };
+        let reach_px = base_px + widen_px * f64::from(f.unseen);
         let min_area = 0.2 * self.scale.face_area_px;
-        Ok(self.blobs.nearest(bgr, at, reach_px, min_area, claimed)?)
+        let seen = self.blobs.nearest(bgr, at, reach_px, min_area, claimed)?;
+        // No card goes faster than that: paper farther from the last sighting is not
+        // this card's, wherever its speed, learnt from a few sightings, carried it.
+        let limit_px = base_px + fastest_px * ahead;
+        Ok(seen.filter(|b| dist(b.centre_px, f.last.centre_px) <= limit_px))
     }
 
     /// How long ago a card seen wholly out (outline `pts`, field mm, `margin` past the
@@ -1144,10 +1158,10 @@ impl CardTracker {
             None => f.unseen += 1,
         }
         let long_gone = frame.saturating_sub(f.start_frame) as f64 > LEAVING_MAX_S * self.fps;
-        if f.settled >= SETTLE_FRAMES || (long_gone && f.unseen == 0) {
+        if f.settled >= SETTLE_FRAMES || f.unseen > LOST_FRAMES || long_gone {
+            // Where it was last seen, its paper is known from now on: a card lost later
+            // must not find it there.
             self.blobs.rebase(&f.last.outline_px)?;
-            self.cards[i].phase = Phase::Out;
-        } else if f.unseen > LOST_FRAMES || long_gone {
             self.cards[i].phase = Phase::Out;
         } else {
             self.cards[i].phase = Phase::Leaving(f);
