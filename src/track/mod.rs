@@ -490,8 +490,17 @@ impl CardTracker {
         let signals = self.monitor.update(bgr)?.to_vec();
         let mut events = Vec::new();
         let mut claimed: Vec<[f64; 4]> = Vec::new();
-        // Moving cards first: their blobs are not taken for new movers.
-        for i in 0..self.cards.len() {
+        // Moving cards first: their blobs are not taken for new movers. The card followed
+        // longest first: two cards that touch show as one blob, and the paper is the
+        // one's that was there before.
+        let mut flying: Vec<(usize, usize)> = (0..self.cards.len())
+            .filter_map(|i| match &self.cards[i].phase {
+                Phase::Moving(f) | Phase::Leaving(f) => Some((f.start_frame, i)),
+                _ => None,
+            })
+            .collect();
+        flying.sort_unstable();
+        for i in flying.into_iter().map(|(_, i)| i) {
             match self.cards[i].phase {
                 Phase::Moving(_) => {
                     self.follow(i, frame, t_s, bgr, hands, &mut events, &mut claimed)?
