@@ -26,6 +26,7 @@ use opencv::imgproc;
 use opencv::prelude::MatTraitConst;
 use serde::{Deserialize, Serialize};
 use std::cell::Cell;
+use std::collections::VecDeque;
 use std::sync::Arc;
 
 /// Everything the tracker knows between two frames, to continue a run exactly where it
@@ -41,6 +42,8 @@ pub struct TrackerState {
     placed: Vec<Vec<[f64; 2]>>,
     #[serde(default)]
     read_in_vain: ReadInVain,
+    #[serde(default)]
+    recent_hands: VecDeque<Vec<HandSeen>>,
 }
 
 /// The cards the last search read without finding any missing card among them (their
@@ -154,7 +157,7 @@ pub const OUT_BACK_DOUBT: f64 = 0.3;
 pub const TOUCH_BACK_MAX_FRAMES: f64 = 6.0;
 
 /// What the tracker is told about one visible hand (from the hand stage).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct HandSeen {
     pub player: Player,
     pub hand: Hand,
@@ -350,6 +353,9 @@ pub struct CardTracker {
     /// Each card's bare share (`BlobFinder::vacated_share`) in the frame being read, as
     /// far as it was asked; cleared at each frame.
     vacated: Vec<Cell<Option<f64>>>,
+    /// The hands seen in the last frames, the oldest first (`TOUCH_BACK_MAX_FRAMES` and
+    /// the frame being read).
+    recent_hands: VecDeque<Vec<HandSeen>>,
 }
 
 /// A search for missing cards running on its own thread: what it was asked, and when
@@ -432,6 +438,7 @@ impl CardTracker {
             last_search_s: f64::NEG_INFINITY,
             read_in_vain: ReadInVain::default(),
             vacated: Vec::new(),
+            recent_hands: VecDeque::new(),
         })
     }
 
@@ -457,6 +464,7 @@ impl CardTracker {
             last_search_s: self.last_search_s,
             placed: self.blobs.placed().to_vec(),
             read_in_vain: self.read_in_vain.clone(),
+            recent_hands: self.recent_hands.clone(),
         }
     }
 
@@ -473,6 +481,7 @@ impl CardTracker {
         self.monitor = MotionMonitor::from_state(state.monitor);
         self.last_search_s = state.last_search_s;
         self.read_in_vain = state.read_in_vain;
+        self.recent_hands = state.recent_hands;
         for q in &state.placed {
             self.blobs.rebase(q)?;
         }
@@ -488,6 +497,10 @@ impl CardTracker {
         hands: &[HandSeen],
     ) -> Result<Vec<Event>, TrackError> {
         let signals = self.monitor.update(bgr)?.to_vec();
+        self.recent_hands.push_back(hands.to_vec());
+        while self.recent_hands.len() > TOUCH_BACK_MAX_FRAMES as usize + 1 {
+            self.recent_hands.pop_front();
+        }
         let mut events = Vec::new();
         let mut claimed: Vec<[f64; 4]> = Vec::new();
         // Moving cards first: their blobs are not taken for new movers. The card followed
@@ -659,7 +672,10 @@ impl CardTracker {
             Some((b, h)) if self.nearest_tip_on(i, hands)? != Some(true) => {
                 striker = Some((0.0, b, h));
             }
-            None if striker.is_none() && self.through_neighbour(i, hands)? => {
+            // Or the hand pushed a neighbour into it: now, or as it may have begun to
+            // move (its paper is first seen a few frames late, and the hand that
+            // follows the neighbour may by then lie on this card's place).
+            None if striker.is_none() && self.through_neighbour_lately(i, hands)? => {
                 striker = Some((0.0, by, hand));
             }
             _ => {}
@@ -789,6 +805,21 @@ impl CardTracker {
                     <= PUSH_NEIGHBOUR_WIDTHS * size.card_w_mm
                 && on_card(o, tip, size.card_w_mm, size.card_h_mm, 0.0)
         }))
+    }
+
+    /// `through_neighbour` with the hands of this frame, or with those of
+    /// `TOUCH_BACK_MAX_FRAMES` before it, the earliest a touch that set the card moving
+    /// is placed (`tell_touch`).
+    fn through_neighbour_lately(&self, i: usize, hands: &[HandSeen]) -> Result<bool, TrackError> {
+        if self.through_neighbour(i, hands)? {
+            return Ok(true);
+        }
+        match self.recent_hands.front() {
+            Some(then) if self.recent_hands.len() > TOUCH_BACK_MAX_FRAMES as usize => {
+                self.through_neighbour(i, then)
+            }
+            _ => Ok(false),
+        }
     }
 
     /// The share of resting card `i`'s place where the tatami shows in this frame,
