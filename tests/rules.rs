@@ -414,6 +414,38 @@ fn art_23_6_a_void_reading_counts_no_take_and_no_otetsuki() {
 }
 
 #[test]
+fn art_25_1_taking_in_the_card_the_opponent_sends_is_no_otetsuki() {
+    let l = layout(&[5, 6], &[30, 31]);
+    // A fouls on a dead card; B picks up 30 to send it, A takes it in, and the send is
+    // dated when the card has settled on A's side: one foul, A's own.
+    let r = judge_one(
+        &l,
+        77,
+        &[
+            touch(11.80, A, 6),
+            touch(12.40, B, 30),
+            touch(13.10, A, 30),
+            send(13.30, B, 30),
+        ],
+    );
+    assert_eq!(r.fouls.len(), 1, "{:?}", r.fouls);
+    assert_eq!(r.fouls[0].kind, FoulKind::DeadCard);
+    assert_eq!(r.fouls[0].player, A);
+    // Touching it before the sender did is still an otetsuki: both territories.
+    let r = judge_one(
+        &l,
+        77,
+        &[
+            touch(11.80, A, 6),
+            touch(12.00, A, 30),
+            touch(12.40, B, 30),
+            send(13.30, B, 30),
+        ],
+    );
+    assert_eq!(r.fouls[0].kind, FoulKind::Double);
+}
+
+#[test]
 fn art_25_2_take_from_opponent_plus_opponents_otetsuki_sends_two() {
     let l = layout(&[5], &[30, 31]);
     let r = judge_one(&l, 5, &[touch(11.70, A, 31), touch(11.80, B, 5)]);

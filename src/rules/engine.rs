@@ -618,6 +618,13 @@ impl Referee {
                 if f.sent_later.contains(&(p, t.poem)) {
                     continue; // 25-1: picking up the card to send
                 }
+                if f.sent_later.contains(&(p.other(), t.poem))
+                    && f.touches.iter().any(|u| {
+                        u.player == p.other() && u.poem == t.poem && u.t_s <= t.t_s
+                    })
+                {
+                    continue; // 25-1: taking in the card the opponent is sending
+                }
                 let Some(terr) = t.territory else { continue };
                 if f.in_play && Some(terr) == read_territory {
                     continue; // 23-1 note: other cards on the read card's territory
@@ -888,7 +895,9 @@ struct Facts {
     in_play: bool,
     /// Out of the playing area and not put back (19).
     lost: bool,
-    /// Cards each player sends during the window: touching them is not an otetsuki (25-1).
+    /// Cards each player sends during the window: touching them is not an otetsuki
+    /// (25-1), for the sender nor, once the sender has touched it, for the receiver
+    /// taking it in (the camera dates a send when the card settles, after that).
     sent_later: BTreeSet<(Player, u8)>,
     touches: Vec<SeenTouch>,
     out_of_read: Option<ReadCardOut>,
