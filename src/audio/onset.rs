@@ -33,10 +33,13 @@ const NOISE_PERCENTILE: f64 = 0.25;
 /// much, dB, so a band with a steady tone is not over-weighted.
 const BAND_SPREAD_MIN_DB: f64 = 0.5;
 /// How many of the bands that stand highest over their noise make a window's score: a
-/// consonant lifts a few bands, not all.
+/// consonant lifts a few bands, not all (on the tuning recordings 3 to 4 did alike, 6
+/// or the mean of all bands came later).
 const TOP_BANDS: usize = 4;
 /// The score's drift in the cumulative sum, in standard deviations of the score in the
-/// noise: a lasting lift larger than this is a sound; noise averages below it.
+/// noise: a lasting lift larger than this is a sound; noise averages below it. On the
+/// tuning recordings (1,390 verses heard) 1.5 put 82.9% of starts within 30 ms; 1.25
+/// started 42 verses early on the noise, 1.75 came late more often (81.9%).
 const DRIFT_SD: f64 = 1.5;
 /// The start is looked for at most this long before the voicing (a first consonant,
 /// long fricatives included).
