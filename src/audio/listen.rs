@@ -6,6 +6,7 @@
 //! and templates, never files.
 
 use super::features::{analyze, Frames, CEPS, HOP_S, WIN};
+use super::onset::sound_start;
 use super::templates::{embedded, poem_template, KanaTemplates, TEMPLATE_STEP};
 use super::AudioError;
 use crate::rules::kimariji::{sound_units, ReadPool};
@@ -37,6 +38,11 @@ const HELD_FLUX_MAX: f64 = 0.5;
 /// A pause this long inside a verse may be the one between its kami-no-ku and its
 /// shimo-no-ku (a kami-no-ku's own pauses, closures and unvoiced kana, are shorter).
 const SHIMO_HEARD_GAP_S: f64 = 0.18;
+/// Speech running into a held kana belongs to it when it sounds no further from the
+/// kana's opening than this many times the kana's own change between its two halves
+/// (a synthesizer's drawn-out あ may break for 0.07-0.2 s; on the tuning voices, 17 such
+/// breaks measured 0.99-1.79, the vowel carried over the break).
+const HELD_BREAK_RATIO_MAX: f64 = 2.0;
 /// Silence before a verse's first sound.
 const PAUSE_BEFORE_S: f64 = 0.15;
 /// How far before the voicing a first consonant is looked for.
@@ -56,23 +62,6 @@ const MATCH_CEPS: usize = 8;
 const FLOOR_WINDOW_S: f64 = 4.0;
 /// The track is silent below this RMS.
 const SILENT_RMS: f32 = 1e-4;
-/// Sample-level start of a sound: energy blocks this long (seconds) ...
-const BLOCK_S: f64 = 0.001;
-/// ... smoothed over this many blocks; a block is sound when it passes the median noise
-/// before it by this much (dB) ...
-const START_SMOOTH_BLOCKS: usize = 9;
-const START_OVER_NOISE_DB: f64 = 4.0;
-/// ... and is no more than this far under the voice that follows (dB);
-const START_UNDER_VOICE_DB: f64 = 32.0;
-/// sound blocks are joined over gaps up to this long (a stop's burst and its vowel) ...
-const START_GAP_MAX_S: f64 = 0.012;
-/// ... looking back at most this far from the voicing.
-const START_BACK_MAX_S: f64 = 0.3;
-/// Rumble under this is ignored, Hz.
-const LOW_CUT_HZ: f64 = 200.0;
-/// The upper band watched for a first consonant, Hz.
-const HIGH_BAND_HZ: f64 = 4000.0;
-
 /// One reading as heard: the contract's readings.jsonl line with the poem optional.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct HeardReading {
@@ -251,7 +240,15 @@ pub fn heard_readings(
             if (a.saturating_sub(pause)..a).any(|i| tr.voiced[i]) {
                 continue;
             }
-            start_voiced = a;
+            // Unless that speech is the held kana itself, broken for a moment: it sounds
+            // no further from the held kana's opening than the kana's two halves do from
+            // each other, within HELD_BREAK_RATIO_MAX.
+            let half = frames_of(HELD_MIN_S / 2.0);
+            let within = voiced_ceps_distance(&tr, (a, a + half), (a + half, a + 2 * half));
+            let run_in = voiced_ceps_distance(&tr, (start_voiced, a), (a, a + half));
+            if run_in > HELD_BREAK_RATIO_MAX * within {
+                start_voiced = a;
+            }
         }
         if (start_voiced.saturating_sub(pause)..start_voiced).any(|i| tr.voiced[i]) {
             continue;
@@ -340,101 +337,6 @@ fn round_ms(t: f64) -> f64 {
     (t * 1000.0).round() / 1000.0
 }
 
-/// A 2nd-order high-pass (RBJ cookbook), run over `x`.
-fn high_pass(x: &[f32], cut_hz: f64, rate: f64) -> Vec<f32> {
-    let w = 2.0 * std::f64::consts::PI * cut_hz / rate;
-    let alpha = w.sin() / (2.0 * std::f64::consts::FRAC_1_SQRT_2);
-    let c = w.cos();
-    let a0 = 1.0 + alpha;
-    let (b0, b1, b2) = ((1.0 + c) / 2.0 / a0, -(1.0 + c) / a0, (1.0 + c) / 2.0 / a0);
-    let (a1, a2) = (-2.0 * c / a0, (1.0 - alpha) / a0);
-    let (mut x1, mut x2, mut y1, mut y2) = (0.0f64, 0.0f64, 0.0f64, 0.0f64);
-    x.iter()
-        .map(|&v| {
-            let v = v as f64;
-            let y = b0 * v + b1 * x1 + b2 * x2 - a1 * y1 - a2 * y2;
-            (x2, x1, y2, y1) = (x1, v, y1, y);
-            y as f32
-        })
-        .collect()
-}
-
-/// 1 ms block energies of `x`, smoothed over START_SMOOTH_BLOCKS.
-fn block_energy(x: &[f32], block: usize) -> Vec<f64> {
-    let raw: Vec<f64> = x
-        .chunks(block)
-        .map(|c| c.iter().map(|&v| (v as f64) * (v as f64)).sum::<f64>() / c.len() as f64)
-        .collect();
-    (0..raw.len())
-        .map(|i| {
-            let a = i.saturating_sub(START_SMOOTH_BLOCKS / 2);
-            let b = (i + START_SMOOTH_BLOCKS / 2 + 1).min(raw.len());
-            raw[a..b].iter().sum::<f64>() / (b - a) as f64
-        })
-        .collect()
-}
-
-/// The first sample (to a millisecond) of the sound that turns voiced near `voiced_s`:
-/// walking back from inside the voice over 1 ms blocks that stand above the noise
-/// measured in the second before it, bridging short gaps. Two bands are watched: the
-/// whole (above LOW_CUT_HZ) and above HIGH_BAND_HZ, where a fricative or affricate shows
-/// over the hall's murmur.
-fn sound_start(samples: &[f32], rate_hz: u32, voiced_s: f64) -> f64 {
-    let rate = rate_hz as f64;
-    let block = ((BLOCK_S * rate) as usize).max(1);
-    let sample = |t: f64| ((t.max(0.0) * rate) as usize).min(samples.len());
-    let (s0, s1) = (sample(voiced_s - 1.0), sample(voiced_s + 0.25));
-    let s0 = s0 - s0 % block;
-    if s1 <= s0 + 20 * block {
-        return voiced_s;
-    }
-    let seg = &samples[s0..s1];
-    let bands = [
-        block_energy(&high_pass(seg, LOW_CUT_HZ, rate), block),
-        block_energy(
-            &high_pass(&high_pass(seg, HIGH_BAND_HZ, rate), HIGH_BAND_HZ, rate),
-            block,
-        ),
-    ];
-    let n = bands[0].len();
-    let at = |t: f64| ((sample(t).saturating_sub(s0)) / block).min(n - 1);
-    let mut ths = Vec::new();
-    for e in &bands {
-        let mut before: Vec<f64> = e[..at(voiced_s - 0.05)].to_vec();
-        let mut voice: Vec<f64> = e[at(voiced_s + 0.01)..at(voiced_s + 0.2)].to_vec();
-        if before.len() < 50 || voice.is_empty() {
-            return voiced_s;
-        }
-        before.sort_by(f64::total_cmp);
-        voice.sort_by(f64::total_cmp);
-        let noise = before[before.len() / 2];
-        let loud = voice[voice.len() / 2];
-        ths.push(
-            (noise * 10f64.powf(START_OVER_NOISE_DB / 10.0))
-                .max(loud * 10f64.powf(-START_UNDER_VOICE_DB / 10.0)),
-        );
-    }
-    let sound = |i: usize| bands[0][i] > ths[0] || bands[1][i] > ths[1];
-    let gap = (START_GAP_MAX_S / BLOCK_S) as usize;
-    let floor_i = at(voiced_s - START_BACK_MAX_S);
-    let mut i = at(voiced_s + 0.015);
-    let mut first = i;
-    let mut quiet = 0;
-    while i > floor_i {
-        i -= 1;
-        if sound(i) {
-            first = i;
-            quiet = 0;
-        } else {
-            quiet += 1;
-            if quiet > gap {
-                break;
-            }
-        }
-    }
-    (s0 + first * block) as f64 / rate
-}
-
 /// How much the spectrum changes in a verse's opening `[a, a + open)` against how much it
 /// changes in the rest of the verse `[a + open, end)`: the median cepstral distance
 /// between the means of neighbouring 80 ms blocks, opening over rest. A held kana stands still (well under
@@ -469,6 +371,24 @@ fn opening_flux_ratio(f: &Frames, a: usize, end: usize, open: usize) -> f64 {
         (Some(o), Some(r)) if r > 0.0 => o / r,
         _ => 1.0,
     }
+}
+
+/// Distance between the mean lower cepstra of the voiced frames of two stretches.
+fn voiced_ceps_distance(tr: &Tracks, x: (usize, usize), y: (usize, usize)) -> f64 {
+    let f = &tr.f;
+    let mean = |(a, b): (usize, usize)| -> [f64; MATCH_CEPS] {
+        let (a, b) = (a.min(f.len()), b.min(f.len()));
+        let n = (a..b).filter(|&i| tr.voiced[i]).count().max(1);
+        let mut m = [0.0f64; MATCH_CEPS];
+        for i in (a..b).filter(|&i| tr.voiced[i]) {
+            for k in 0..MATCH_CEPS {
+                m[k] += f.ceps[i][k] as f64 / n as f64;
+            }
+        }
+        m
+    };
+    let (p, q) = (mean(x), mean(y));
+    (0..MATCH_CEPS).map(|k| (p[k] - q[k]).powi(2)).sum::<f64>().sqrt()
 }
 
 /// The first frame of the sound that turns voiced at `voiced_start`: frames before it

@@ -9,6 +9,7 @@ pub mod error;
 pub mod features;
 pub mod hall;
 pub mod listen;
+pub mod onset;
 pub mod pcm;
 pub mod reader;
 pub mod score;
