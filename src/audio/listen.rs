@@ -388,7 +388,10 @@ fn voiced_ceps_distance(tr: &Tracks, x: (usize, usize), y: (usize, usize)) -> f6
         m
     };
     let (p, q) = (mean(x), mean(y));
-    (0..MATCH_CEPS).map(|k| (p[k] - q[k]).powi(2)).sum::<f64>().sqrt()
+    (0..MATCH_CEPS)
+        .map(|k| (p[k] - q[k]).powi(2))
+        .sum::<f64>()
+        .sqrt()
 }
 
 /// The first frame of the sound that turns voiced at `voiced_start`: frames before it

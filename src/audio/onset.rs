@@ -16,8 +16,8 @@ const STEP_S: f64 = 0.002;
 /// consonant's harmonics can stand out of it in a few bands; wider above, where
 /// fricatives and bursts spread their energy.
 const BAND_EDGES_HZ: [f64; 16] = [
-    200.0, 400.0, 600.0, 800.0, 1000.0, 1300.0, 1600.0, 2000.0, 2500.0, 3000.0, 3500.0,
-    4000.0, 5000.0, 6000.0, 7000.0, 8000.0,
+    200.0, 400.0, 600.0, 800.0, 1000.0, 1300.0, 1600.0, 2000.0, 2500.0, 3000.0, 3500.0, 4000.0,
+    5000.0, 6000.0, 7000.0, 8000.0,
 ];
 /// The noise is measured from this long before the voicing ...
 const NOISE_FROM_S: f64 = 1.0;
@@ -81,7 +81,14 @@ pub fn sound_start(samples: &[f32], rate_hz: u32, voiced_s: f64) -> f64 {
     let mut a = s0;
     while a + win <= s1 {
         for (k, c) in buf.iter_mut().enumerate() {
-            *c = Complex::new(if k < win { samples[a + k] * hann[k] } else { 0.0 }, 0.0);
+            *c = Complex::new(
+                if k < win {
+                    samples[a + k] * hann[k]
+                } else {
+                    0.0
+                },
+                0.0,
+            );
         }
         fft.process(&mut buf);
         levels.push(
@@ -193,7 +200,10 @@ mod tests {
     fn a_hiss_under_the_murmur_starts_the_verse_not_its_vowel() {
         let x = verse_over_murmur(1.4);
         let start = sound_start(&x, RATE, 1.46);
-        assert!((start - 1.4).abs() <= 0.015, "start at {start:.3} s, spoken at 1.400 s");
+        assert!(
+            (start - 1.4).abs() <= 0.015,
+            "start at {start:.3} s, spoken at 1.400 s"
+        );
     }
 
     #[test]

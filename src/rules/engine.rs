@@ -619,9 +619,9 @@ impl Referee {
                     continue; // 25-1: picking up the card to send
                 }
                 if f.sent_later.contains(&(p.other(), t.poem))
-                    && f.touches.iter().any(|u| {
-                        u.player == p.other() && u.poem == t.poem && u.t_s <= t.t_s
-                    })
+                    && f.touches
+                        .iter()
+                        .any(|u| u.player == p.other() && u.poem == t.poem && u.t_s <= t.t_s)
                 {
                     continue; // 25-1: taking in the card the opponent is sending
                 }
