@@ -1151,16 +1151,9 @@ impl CardTracker {
         ];
         let base_px = blob::quad_long_side(&self.cards[i].rest_px) * 0.6;
         let fastest_px = UNSEEN_SPEED_MAX_MM_S / self.fps * self.px_per_mm();
-        let widen_px = match f.vel_px {
-            Some(v) => VELOCITY_DOUBT * v[0].hypot(v[1]),
-            None => fastest_px,
-        };
-        let reach_px = base_px + widen_px * f64::from(f.unseen);
+        let (reach_px, limit_px) = sighting_reach(base_px, fastest_px, f.vel_px, f.unseen);
         let min_area = 0.2 * self.scale.face_area_px;
         let seen = self.blobs.nearest(bgr, at, reach_px, min_area, claimed)?;
-        // No card goes faster than that: paper farther from the last sighting is not
-        // this card's, wherever its speed, learnt from a few sightings, carried it.
-        let limit_px = base_px + fastest_px * ahead;
         Ok(seen.filter(|b| dist(b.centre_px, f.last.centre_px) <= limit_px))
     }
 
@@ -1589,6 +1582,27 @@ fn on_card(c: &Card, p: Pt, w_mm: f64, h_mm: f64, grow_mm: f64) -> bool {
     u.abs() <= w_mm / 2.0 + grow_mm && v.abs() <= h_mm / 2.0 + grow_mm
 }
 
+/// How far from where a flight should be its paper is looked for, and how far from its
+/// last sighting paper may lie and still be its own, px, after `unseen` frames unseen:
+/// `base_px` at first, widening by half its step a frame once its speed is known, by the
+/// fastest step a card makes (`fastest_px`, `UNSEEN_SPEED_MAX_MM_S`) while it is not; and
+/// never farther than that fastest step allows, wherever a speed learnt from a few
+/// sightings would carry it.
+fn sighting_reach(
+    base_px: f64,
+    fastest_px: f64,
+    vel_px: Option<[f64; 2]>,
+    unseen: u32,
+) -> (f64, f64) {
+    let widen_px = match vel_px {
+        Some(v) => VELOCITY_DOUBT * v[0].hypot(v[1]),
+        None => fastest_px,
+    };
+    let reach = base_px + widen_px * f64::from(unseen);
+    let limit = base_px + fastest_px * f64::from(unseen + 1);
+    (reach, limit)
+}
+
 fn out_while_unseen(poem: u8, l: &Left, found_s: f64) -> [Event; 2] {
     let from_s = l.from_s.min(found_s);
     let mut out = Event::new(
@@ -1685,6 +1699,26 @@ mod tests {
         assert!(!on_card(&c, Pt::new(100.0, 50.0 + 35.0), 52.0, 73.0, 0.0));
         assert!(on_card(&c, Pt::new(100.0, 50.0 + 31.0), 52.0, 73.0, 8.0));
         assert!(!on_card(&c, Pt::new(100.0, 50.0 + 35.0), 52.0, 73.0, 8.0));
+    }
+
+    #[test]
+    fn a_card_whose_speed_is_unknown_is_looked_for_as_far_as_a_card_can_go() {
+        // 1 px a mm, 240 fps: 3 m/s is 12.5 px a frame.
+        let fastest = UNSEEN_SPEED_MAX_MM_S / 240.0;
+        // Seen once as it started, then unseen 20 frames (sliding over its row-mates): a
+        // card swept at 2.4 m/s is 200 px on, within the search.
+        let (reach, limit) = sighting_reach(44.0, fastest, None, 20);
+        assert!(reach >= 44.0 + 200.0 && limit >= reach, "{reach} {limit}");
+        // Its speed known (2 px a frame), the search widens by half its step.
+        let (reach, _) = sighting_reach(44.0, fastest, Some([2.0, 0.0]), 20);
+        assert!((reach - (44.0 + 20.0)).abs() < 1e-9, "{reach}");
+        // A speed learnt wrong (40 px a frame) carries the search far, but paper farther
+        // from the last sighting than 3 m/s allows is not the card's.
+        let (reach, limit) = sighting_reach(44.0, fastest, Some([40.0, 0.0]), 40);
+        assert!(
+            reach > 800.0 && limit < 44.0 + 41.0 * 12.6,
+            "{reach} {limit}"
+        );
     }
 
     #[test]
