@@ -417,15 +417,16 @@ fn art_23_6_a_void_reading_counts_no_take_and_no_otetsuki() {
 fn art_25_1_taking_in_the_card_the_opponent_sends_is_no_otetsuki() {
     let l = layout(&[5, 6], &[30, 31]);
     // A fouls on a dead card; B picks up 30 to send it, A takes it in, and the send is
-    // dated when the card has settled on A's side: one foul, A's own.
+    // dated when the card has settled on A's side: one foul, A's own (all within the
+    // window for otetsuki, 2 s after the dead card's decisive kana).
     let r = judge_one(
         &l,
         77,
         &[
-            touch(11.80, A, 6),
-            touch(12.40, B, 30),
-            touch(13.10, A, 30),
-            send(13.30, B, 30),
+            touch(10.80, A, 6),
+            touch(11.20, B, 30),
+            touch(11.50, A, 30),
+            send(11.70, B, 30),
         ],
     );
     assert_eq!(r.fouls.len(), 1, "{:?}", r.fouls);
@@ -436,10 +437,10 @@ fn art_25_1_taking_in_the_card_the_opponent_sends_is_no_otetsuki() {
         &l,
         77,
         &[
-            touch(11.80, A, 6),
-            touch(12.00, A, 30),
-            touch(12.40, B, 30),
-            send(13.30, B, 30),
+            touch(10.80, A, 6),
+            touch(11.00, A, 30),
+            touch(11.20, B, 30),
+            send(11.70, B, 30),
         ],
     );
     assert_eq!(r.fouls[0].kind, FoulKind::Double);
