@@ -381,8 +381,8 @@ fn voiced_ceps_distance(tr: &Tracks, x: (usize, usize), y: (usize, usize)) -> f6
         let n = (a..b).filter(|&i| tr.voiced[i]).count().max(1);
         let mut m = [0.0f64; MATCH_CEPS];
         for i in (a..b).filter(|&i| tr.voiced[i]) {
-            for k in 0..MATCH_CEPS {
-                m[k] += f.ceps[i][k] as f64 / n as f64;
+            for (mk, &c) in m.iter_mut().zip(&f.ceps[i][..MATCH_CEPS]) {
+                *mk += c as f64 / n as f64;
             }
         }
         m
