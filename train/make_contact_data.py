@@ -16,9 +16,11 @@ middle fingertip's height and whether it touches a card.
     python train/make_contact_data.py --bin target/release/karuta-referee --data data/contact
 
 Seeds 1000-1999 only (the evaluation seeds are never drawn here). Writes
-`DATA/crops.npy` (uint8 N x 80 x 80 x 3, BGR), `DATA/plates.npy` (the same square of
-the latest frame with no hand over the playing area: the field as it lies, shadows
-and all, before the hand came) and `DATA/meta.npy` (float32 N x 8:
+`DATA/crops.npy` (uint8 N x 72 x 72 x 3, BGR), `DATA/prevs.npy` (the same square of the
+frame `PREV_S` before: a fingertip coming down meets its shadow while the hand stays
+where it is; one hovering keeps its shadow where it was), `DATA/plates.npy` (the same
+square of the latest frame with no hand over the playing area: the field as it lies,
+shadows and all, before the hand came) and `DATA/meta.npy` (float32 N x 8:
 height mm, touching, index dx, dy, ring dx, dy (crop px), preset, seed, centred on a
 fingertip the hand network found). With `--found DIR` (the `perceive` output of the
 recordings, `DIR/<name>/hands.jsonl`) it adds crops centred on the fingertips the hand
@@ -35,17 +37,18 @@ import cv2
 import numpy as np
 
 MM_PER_PX = 2.0
-SIDE_PX = 80
+SIDE_PX = 72
+# The earlier frame beside each crop, s (6 frames at 240 fps, 3 at 120).
+PREV_S = 0.025
 SIDE_MM = SIDE_PX * MM_PER_PX
 PRESETS = ["clean", "realistic", "hard"]
 
 # (seed, preset, size, fps, readings). 60 fps recordings give many hands; 240 fps ones
 # give the few frames of each touch.
-RECORDINGS = [(1000 + i, p, "640x360", 60, 6) for i, p in
-              enumerate(PRESETS * 4, start=1)] + \
-             [(1012 + i, p, "640x360", 240, 6) for i, p in enumerate(PRESETS * 2, start=1)] + \
-             [(1019, "clean", "1280x720", 240, 5), (1020, "realistic", "1280x720", 240, 5),
-              (1021, "hard", "1280x720", 240, 5), (1022, "realistic", "1280x720", 240, 5)]
+# 120 fps and faster, so the frame `PREV_S` before is a whole number of frames.
+RECORDINGS = [(1031 + i, p, "1280x720", 120, 6) for i, p in enumerate(PRESETS * 4)] + \
+             [(1043 + i, p, "640x360", 240, 6) for i, p in enumerate(["clean", "realistic", "hard", "realistic"])] + \
+             [(1051 + i, p, "1280x720", 240, 6) for i, p in enumerate(PRESETS * 3)]
 # Frames wider than this are halved (area average) before crops are cut, as
 # `hands::contact::CropSource` does.
 HALVE_ABOVE_W = 960
@@ -79,7 +82,7 @@ def wanted(h, fps, frame, rng):
     if abs(mid[0]) > 520 or abs(mid[1]) > 330:
         return False
     z = mid[2]
-    step = max(1, fps // 60)
+    step = max(1, fps // 30)
     if h["touching"] or (z <= 2.0 and h["inside"]):
         return True
     if frame % step:
@@ -118,13 +121,22 @@ def found_tips(found, frames):
     return out
 
 
+def cut(img, cx, cy, k):
+    """The square of SIDE_PX crop pixels around (cx, cy), k frame pixels a crop pixel."""
+    m = np.array([[1 / k, 0, SIDE_PX / 2 - cx / k], [0, 1 / k, SIDE_PX / 2 - cy / k]])
+    return cv2.warpAffine(img, m, (SIDE_PX, SIDE_PX), flags=cv2.INTER_LINEAR,
+                          borderMode=cv2.BORDER_REPLICATE)
+
+
 def extract(rec, seed, preset, fps, rng, found=None):
     with open(os.path.join(rec, "labels", "frames.jsonl")) as fh:
         frames = [json.loads(l) for l in fh]
     tips_found = found_tips(found, frames)
+    back = max(1, round(PREV_S * fps))
     cap = cv2.VideoCapture(os.path.join(rec, "video.mp4"))
-    crops, plates, meta = [], [], []
+    crops, prevs, plates, meta = [], [], [], []
     plate = None
+    ring = []
     for f in frames:
         ok, img = cap.read()
         if not ok:
@@ -133,8 +145,19 @@ def extract(rec, seed, preset, fps, rng, found=None):
         if img.shape[1] > HALVE_ABOVE_W:
             img = cv2.resize(img, (img.shape[1] // 2, img.shape[0] // 2), interpolation=cv2.INTER_AREA)
             shrink = 0.5
+        ring.append(img)
+        if len(ring) > back + 1:
+            ring.pop(0)
+        prev = ring[0]
         if plate is None or not any(h["inside"] for h in f["hands"]):
             plate = img
+
+        def add(cx, cy, k, row):
+            crops.append(cut(img, cx, cy, k))
+            prevs.append(cut(prev, cx, cy, k))
+            plates.append(cut(plate, cx, cy, k))
+            meta.append(row)
+
         # Crops centred on the fingertips the hand network found (flag 1 in meta[8]).
         for h, tips in tips_found.get(f["frame"], []):
             if not h["inside"]:
@@ -151,15 +174,8 @@ def extract(rec, seed, preset, fps, rng, found=None):
                 d_mm = math.dist(t, mid) / s
                 if pressing and d_mm > FOUND_NEAR_MM:
                     continue
-                k = s * shrink * MM_PER_PX
-                cx, cy = t[0] * shrink, t[1] * shrink
-                m = np.array([[1 / k, 0, SIDE_PX / 2 - cx / k], [0, 1 / k, SIDE_PX / 2 - cy / k]])
-                crop, pcrop = (cv2.warpAffine(im, m, (SIDE_PX, SIDE_PX), flags=cv2.INTER_LINEAR,
-                                              borderMode=cv2.BORDER_REPLICATE) for im in (img, plate))
-                crops.append(crop)
-                plates.append(pcrop)
-                meta.append([z, 1.0 if h["touching"] else 0.0, 0, 0, 0, 0,
-                             PRESETS.index(preset), seed, 1.0])
+                add(t[0] * shrink, t[1] * shrink, s * shrink * MM_PER_PX,
+                    [z, 1.0 if h["touching"] else 0.0, 0, 0, 0, 0, PRESETS.index(preset), seed, 1.0])
         for h in f["hands"]:
             if not wanted(h, fps, f["frame"], rng):
                 continue
@@ -170,20 +186,14 @@ def extract(rec, seed, preset, fps, rng, found=None):
             kp = {k: [v[0] * shrink, v[1] * shrink] for k, v in h["keypoints_px"].items()}
             cx, cy = kp["middle"]
             k = s * MM_PER_PX  # frame px per crop px
-            # Crop px -> frame px: p = c + k * (q - SIDE/2); invert for warpAffine.
-            m = np.array([[1 / k, 0, SIDE_PX / 2 - cx / k], [0, 1 / k, SIDE_PX / 2 - cy / k]])
-            crop, pcrop = (cv2.warpAffine(im, m, (SIDE_PX, SIDE_PX), flags=cv2.INTER_LINEAR,
-                                          borderMode=cv2.BORDER_REPLICATE) for im in (img, plate))
             off = []
             for name in ("index", "ring"):
                 x, y = kp[name]
                 off += [(x - cx) / k, (y - cy) / k]
             touching = 1.0 if h["touching"] else 0.0
-            crops.append(crop)
-            plates.append(pcrop)
-            meta.append([h["keypoints_mm"]["middle"][2], touching] + off +
-                        [PRESETS.index(preset), seed, 0.0])
-    return crops, plates, meta
+            add(cx, cy, k, [h["keypoints_mm"]["middle"][2], touching] + off +
+                [PRESETS.index(preset), seed, 0.0])
+    return crops, prevs, plates, meta
 
 
 def main():
@@ -194,22 +204,27 @@ def main():
                     "(DIR/<name>/hands.jsonl): crops centred on the fingertips found there too")
     args = ap.parse_args()
     os.makedirs(os.path.join(args.data, "rec"), exist_ok=True)
-    rng = np.random.default_rng(20261123)
-    crops, plates, meta = [], [], []
+    os.makedirs(os.path.join(args.data, "parts"), exist_ok=True)
+    parts = []
     for seed, preset, size, fps, readings in RECORDINGS:
-        out = os.path.join(args.data, "rec", f"{preset}-{seed}-{size}-{fps}")
+        name = f"{preset}-{seed}-{size}-{fps}"
+        out = os.path.join(args.data, "rec", name)
+        part = os.path.join(args.data, "parts", name + ".npz")
+        parts.append(part)
+        if os.path.exists(part):
+            continue
         simulate(args.bin, out, seed, preset, size, fps, readings)
-        name = os.path.basename(out)
         found = os.path.join(args.found, name, "hands.jsonl") if args.found else None
-        c, pl, m = extract(out, seed, preset, fps, rng, found)
-        crops += c
-        plates += pl
-        meta += m
+        # Each recording's own generator: a part made again is the same part.
+        rng = np.random.default_rng([20261125, seed])
+        c, pv, pl, m = extract(out, seed, preset, fps, rng, found)
+        np.savez(part, crops=np.stack(c).astype(np.uint8), prevs=np.stack(pv).astype(np.uint8),
+                 plates=np.stack(pl).astype(np.uint8), meta=np.array(m, dtype=np.float32))
         pos = sum(1 for x in m if x[1] > 0)
         print(f"{out}: {len(c)} crops, {pos} touching", flush=True)
-    np.save(os.path.join(args.data, "crops.npy"), np.stack(crops).astype(np.uint8))
-    np.save(os.path.join(args.data, "plates.npy"), np.stack(plates).astype(np.uint8))
-    np.save(os.path.join(args.data, "meta.npy"), np.array(meta, dtype=np.float32))
+    for key in ("crops", "prevs", "plates", "meta"):
+        arr = np.concatenate([np.load(p)[key] for p in parts])
+        np.save(os.path.join(args.data, key + ".npy"), arr)
 
 
 if __name__ == "__main__":

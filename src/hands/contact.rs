@@ -4,7 +4,8 @@
 //! Seen from above the cue is the hand's shadow: a fingertip held above the tatami has its
 //! shadow beside it, a pressing one meets it. The network sees a square of the field
 //! around the fingertip, sampled at `CROP_MM_PER_PX` whatever the recording's resolution
-//! (the scale is the field map's own at that point), beside the same square of the plate
+//! (the scale is the field map's own at that point), beside the same square 25 ms before
+//! (a fingertip coming down meets its shadow while the hand stays) and of the plate
 //! (the latest frame with no hand over the playing area), against which a shadow stands
 //! out whatever the tatami, cards and light look like; it answers with one logit
 //! (`train/train_contact.py`, docs/hands.md). It runs only for fingertips close to a
@@ -19,9 +20,10 @@ use opencv::prelude::*;
 use std::path::{Path, PathBuf};
 use tract_onnx::prelude::*;
 
-/// The network's input side, px, and its channels (the frame's RGB, the plate's RGB).
+/// The network's input side, px, and its channels (the frame's RGB, the frame's
+/// `CONTACT_BEFORE_S` before, the plate's).
 pub const CROP_PX: usize = 48;
-pub const CROP_CHANNELS: usize = 6;
+pub const CROP_CHANNELS: usize = 9;
 /// Millimetres of the field a crop pixel covers.
 pub const CROP_MM_PER_PX: f64 = 2.0;
 /// Width of the frame copy the crops are cut from: frames wider than this are halved
@@ -98,11 +100,13 @@ impl ContactModel {
     }
 
     /// The probability that the fingertip at `tip_px` (frame pixels) presses, where the
-    /// image holds `px_per_mm` frame pixels a millimetre; `plate` is the latest frame with
-    /// no hand over the playing area.
+    /// image holds `px_per_mm` frame pixels a millimetre; `before` is the frame
+    /// `CONTACT_BEFORE_S` earlier, `plate` the latest frame with no hand over the
+    /// playing area.
     pub fn press_p(
         &self,
         src: &CropSource,
+        before: &CropSource,
         plate: &CropSource,
         tip_px: [f64; 2],
         px_per_mm: f64,
@@ -110,7 +114,8 @@ impl ContactModel {
         let n = CROP_PX * CROP_PX;
         let mut input = vec![0f32; CROP_CHANNELS * n];
         cut(src, tip_px, px_per_mm, &mut input[..3 * n])?;
-        cut(plate, tip_px, px_per_mm, &mut input[3 * n..])?;
+        cut(before, tip_px, px_per_mm, &mut input[3 * n..6 * n])?;
+        cut(plate, tip_px, px_per_mm, &mut input[6 * n..])?;
         let t: Tensor =
             tract_ndarray::Array4::from_shape_vec((1, CROP_CHANNELS, CROP_PX, CROP_PX), input)
                 .map_err(|e| HandsError::Inference(e.to_string()))?

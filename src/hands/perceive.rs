@@ -15,7 +15,6 @@ use crate::field::{Calibration, FieldMap};
 use crate::rules::geometry::{rotated_rect, FieldGeometry, Pt};
 use crate::rules::model::{Event, EventKind, Hand, Layout, Player};
 use opencv::core::Mat;
-use opencv::prelude::MatTraitConst;
 use std::collections::VecDeque;
 use std::path::Path;
 use std::sync::Arc;
@@ -28,6 +27,20 @@ pub const CONTACT_MIN_P: f64 = 0.5;
 /// The contact network looks at a fingertip this close to a card (a fingertip found by the
 /// hand network lies some millimetres from the true one).
 pub const CONTACT_NEAR_CARD_MM: f64 = 20.0;
+/// The contact network sees each fingertip beside the same square this long before, s
+/// (6 frames at 240 fps): a fingertip coming down meets its shadow while the hand stays
+/// where it is, a hovering one keeps its shadow beside it.
+pub const CONTACT_BEFORE_S: f64 = 0.025;
+/// Frame times are rounded: a frame this much later than `CONTACT_BEFORE_S` still counts.
+const CONTACT_BEFORE_SLACK_S: f64 = 0.001;
+/// A hand seen pressing a card this recently, s, is still on it when it is seen pressing
+/// again: its contact flickered between runs, or its fingertip, moving with the card it
+/// pushes, now lies over another card's place in the layout. It is no new touch. A hand
+/// that lifts from one card and comes down on another takes longer (in the simulator at
+/// least 0.26 s from the end of one press to the next: 0.12 s up, the reach, 35 ms down).
+pub const CONTACT_REPRESS_S: f64 = 0.2;
+/// Contact crops are kept this long for that.
+const CONTACT_HISTORY_S: f64 = 0.1;
 /// A pressing fingertip (by the contact network) presses the card within this distance.
 pub const CONTACT_CARD_RADIUS_MM: f64 = 14.0;
 /// At most this many fingertips of a hand are looked at, nearest to a card first.
@@ -159,6 +172,8 @@ struct SlotState {
     /// event. A change that the next run does not see again was noise and is dropped.
     pending_inside: Option<(bool, Event)>,
     pending_contact: Option<(u8, Event)>,
+    /// The card this hand was last seen pressing, and when.
+    pressed: Option<(u8, f64)>,
 }
 
 /// Sees hands frame by frame and turns them into events.
@@ -171,13 +186,16 @@ pub struct Perceiver {
     opts: PerceiveOptions,
     /// The frames since the last run, whole: one is reduced for the network only when
     /// a search between runs needs it.
-    ring: VecDeque<(usize, f64, Arc<Mat>, Option<CropSource>)>,
+    ring: VecDeque<(usize, f64, Arc<Mat>, Option<Arc<CropSource>>)>,
+    /// The contact crops' frames of the last `CONTACT_HISTORY_S`, by time: the contact
+    /// network sees each fingertip beside the same square `CONTACT_BEFORE_S` earlier.
+    crops: VecDeque<(f64, Arc<CropSource>)>,
     /// The contact network, when there is one; without it contact is the hand network's
     /// map 7.
     contact: Option<ContactModel>,
     /// The latest frame in which no hand was over the playing area (at two runs in a
     /// row), for the contact network.
-    plate: Option<CropSource>,
+    plate: Option<Arc<CropSource>>,
     last: Option<Sample>,
     /// The time of the frame pushed before, s.
     prev_t_s: Option<f64>,
@@ -250,6 +268,7 @@ impl Perceiver {
             cards,
             opts: opts.clone(),
             ring: VecDeque::new(),
+            crops: VecDeque::new(),
             contact,
             plate: None,
             last: None,
@@ -309,9 +328,19 @@ impl Perceiver {
         // on this frame): nothing presses a card from outside.
         let active = self.last.as_ref().is_some_and(|s| s.any_inside());
         let crop = match (&self.contact, due || active) {
-            (Some(_), true) => Some(CropSource::new(bgr)?),
+            (Some(_), true) => Some(Arc::new(CropSource::new(bgr)?)),
             _ => None,
         };
+        if let Some(c) = &crop {
+            while self
+                .crops
+                .front()
+                .is_some_and(|(t, _)| *t < t_s - CONTACT_HISTORY_S)
+            {
+                self.crops.pop_front();
+            }
+            self.crops.push_back((t_s, Arc::clone(c)));
+        }
         if !due {
             self.ring.push_back((frame, t_s, Arc::clone(bgr), crop));
             return Ok(Perceived::default());
@@ -322,16 +351,9 @@ impl Perceiver {
         self.last = prev;
         let new = new?;
         let clear = !new.any_inside() && self.last.as_ref().is_none_or(|s| !s.any_inside());
-        let crop = match (crop, clear) {
-            (Some(c), true) => {
-                self.plate = Some(CropSource {
-                    bgr: c.bgr.try_clone()?,
-                    scale: c.scale,
-                });
-                Some(c)
-            }
-            (c, _) => c,
-        };
+        if let (Some(c), true) = (&crop, clear) {
+            self.plate = Some(Arc::clone(c));
+        }
         let mut chain = match self.last.take() {
             Some(prev) => {
                 let mut between = Vec::new();
@@ -400,9 +422,11 @@ impl Perceiver {
         frame: usize,
         t_s: f64,
         small: &SmallFrame,
-        crop: Option<&CropSource>,
+        crop: Option<&Arc<CropSource>>,
         reference: Option<&Sample>,
     ) -> Result<Sample, HandsError> {
+        let before = crop.map(|c| self.crop_before(t_s).unwrap_or_else(|| Arc::clone(c)));
+        let crop = crop.zip(before.as_ref()).map(|(c, b)| (&**c, &**b));
         let t0 = std::time::Instant::now();
         let maps = self.model.run(small)?;
         self.stats.infer_s += t0.elapsed().as_secs_f64();
@@ -443,7 +467,7 @@ impl Perceiver {
     fn place(
         &mut self,
         h: &mut HandObs,
-        crop: Option<&CropSource>,
+        crop: Option<(&CropSource, &CropSource)>,
     ) -> Result<Option<Player>, HandsError> {
         // The outline in the field, projected once for the pointing and the reach: the
         // mask's even-odds edge where the decoder gives it (docs/hands.md).
@@ -480,8 +504,9 @@ impl Perceiver {
                 .fold(f64::NEG_INFINITY, f64::max);
         }
         h.contact = None;
-        if let Some(src) = crop.filter(|_| self.contact.is_some() && self.plate.is_some()) {
-            self.press(h, src)?;
+        if let Some((src, before)) = crop.filter(|_| self.contact.is_some() && self.plate.is_some())
+        {
+            self.press(h, src, before)?;
             return Ok(pointed);
         }
         if let (Some(px), true) = (h.contact_px, h.contact_p >= CONTACT_MIN_P) {
@@ -500,7 +525,12 @@ impl Perceiver {
     /// Contact by the contact network: each of the hand's fingertips near a card (nearest
     /// first, at most `CONTACT_TIPS_MAX`) is looked at; the most likely pressing one gives
     /// the contact probability and point, and the card it presses.
-    fn press(&mut self, h: &mut HandObs, src: &CropSource) -> Result<(), HandsError> {
+    fn press(
+        &mut self,
+        h: &mut HandObs,
+        src: &CropSource,
+        before: &CropSource,
+    ) -> Result<(), HandsError> {
         let (Some(net), Some(plate)) = (&self.contact, &self.plate) else {
             return Ok(());
         };
@@ -523,19 +553,31 @@ impl Perceiver {
             })
             .collect();
         near.sort_by(|a, b| a.1.total_cmp(&b.1));
-        let mut best: Option<(f64, usize)> = None;
+        let mut seen: Vec<(f64, usize)> = Vec::with_capacity(CONTACT_TIPS_MAX);
         for &(i, _) in near.iter().take(CONTACT_TIPS_MAX) {
             let t0 = std::time::Instant::now();
             let scale = self.px_per_mm(tips[i])?;
-            let p = net.press_p(src, plate, h.fingertips_px[i], scale)?;
+            let p = net.press_p(src, before, plate, h.fingertips_px[i], scale)?;
             self.stats.contact_s += t0.elapsed().as_secs_f64();
             self.stats.contact_runs += 1;
-            if best.is_none_or(|(bp, _)| p > bp) {
-                best = Some((p, i));
-            }
+            seen.push((p, i));
         }
-        let Some((p, i)) = best else {
+        let Some(&(p, best)) = seen.iter().max_by(|a, b| a.0.total_cmp(&b.0)) else {
             return Ok(());
+        };
+        // The card pressed is under the pressing fingertip farthest from the wrist: a
+        // hand comes down on its longest finger, and the fingers beside it, lying flat
+        // at table height too, look as pressing as it does but may lie over the next
+        // card.
+        let outline = self.map.to_field(h.field_outline_px())?;
+        let far = |a: Pt, b: Pt| (a.x_mm - b.x_mm).hypot(a.y_mm - b.y_mm);
+        let i = match wrist_and_tips(&outline, &tips) {
+            Some((wrist, _)) => seen
+                .iter()
+                .filter(|(q, _)| *q >= CONTACT_MIN_P)
+                .max_by(|a, b| far(tips[a.1], wrist).total_cmp(&far(tips[b.1], wrist)))
+                .map_or(best, |(_, i)| *i),
+            None => best,
         };
         h.contact_p = p;
         h.contact_px = Some(h.fingertips_px[i]);
@@ -571,6 +613,18 @@ impl Perceiver {
 
     /// Halves the frames between two runs whose hands differ, until every change lies
     /// between neighbouring frames.
+    /// The contact crop's frame `CONTACT_BEFORE_S` before `t_s` (the newest at or before
+    /// it, a quarter of a frame's slack), or the oldest kept when none is that old.
+    fn crop_before(&self, t_s: f64) -> Option<Arc<CropSource>> {
+        let at = t_s - CONTACT_BEFORE_S + CONTACT_BEFORE_SLACK_S;
+        self.crops
+            .iter()
+            .rev()
+            .find(|(t, _)| *t <= at)
+            .or_else(|| self.crops.front().filter(|(t, _)| *t < t_s))
+            .map(|(_, c)| Arc::clone(c))
+    }
+
     fn refine(&mut self, a: &Sample, b: &Sample, out: &mut Vec<Sample>) -> Result<(), HandsError> {
         if b.frame <= a.frame + 1 || (0..4).all(|s| a.key(s) == b.key(s)) {
             return Ok(());
@@ -581,14 +635,7 @@ impl Perceiver {
         };
         let (f, t, small, crop) = {
             let (f, t, full, c) = &self.ring[i];
-            let crop = match c {
-                Some(c) => Some(CropSource {
-                    bgr: c.bgr.try_clone()?,
-                    scale: c.scale,
-                }),
-                None => None,
-            };
-            (*f, *t, shrink(full)?, crop)
+            (*f, *t, shrink(full)?, c.clone())
         };
         let m = self.sample(f, t, &small, crop.as_ref(), Some(a))?;
         self.stats.refine_runs += 1;
@@ -694,7 +741,12 @@ impl Perceiver {
                     next.pending_contact = None;
                 }
                 None => match o.contact {
-                    Some(poem) if st.contact != Some(poem) => {
+                    Some(poem)
+                        if st.contact.is_none()
+                            && !st
+                                .pressed
+                                .is_some_and(|(_, t)| b.t_s - t <= CONTACT_REPRESS_S) =>
+                    {
                         let t =
                             crossing(ta, b.t_s, pa - CONTACT_MIN_P, o.contact_p - CONTACT_MIN_P);
                         let ev = Event {
@@ -714,6 +766,9 @@ impl Perceiver {
                     Some(_) => {}
                     None => next.contact = None,
                 },
+            }
+            if let (Some(_), Some(now)) = (next.contact, o.contact) {
+                next.pressed = Some((now, b.t_s));
             }
             self.slots[s] = next;
         }
