@@ -176,6 +176,10 @@ struct SlotState {
     pressed: Option<(u8, f64)>,
 }
 
+/// A frame kept between runs: its number, time, the frame whole, and its contact crop's
+/// source when one was cut.
+type KeptFrame = (usize, f64, Arc<Mat>, Option<Arc<CropSource>>);
+
 /// Sees hands frame by frame and turns them into events.
 pub struct Perceiver {
     model: HandModel,
@@ -186,7 +190,7 @@ pub struct Perceiver {
     opts: PerceiveOptions,
     /// The frames since the last run, whole: one is reduced for the network only when
     /// a search between runs needs it.
-    ring: VecDeque<(usize, f64, Arc<Mat>, Option<Arc<CropSource>>)>,
+    ring: VecDeque<KeptFrame>,
     /// The contact crops' frames of the last `CONTACT_HISTORY_S`, by time: the contact
     /// network sees each fingertip beside the same square `CONTACT_BEFORE_S` earlier.
     crops: VecDeque<(f64, Arc<CropSource>)>,
