@@ -38,6 +38,10 @@ import numpy as np
 
 MM_PER_PX = 2.0
 SIDE_PX = 72
+# With --context, also a square of the whole hand and its shadow: CTX_SIDE_PX pixels of
+# CTX_MM_PER_PX millimetres (256 mm) around the same point.
+CTX_SIDE_PX = 64
+CTX_MM_PER_PX = 4.0
 # The earlier frame beside each crop, s (6 frames at 240 fps, 3 at 120).
 PREV_S = 0.025
 SIDE_MM = SIDE_PX * MM_PER_PX
@@ -121,20 +125,21 @@ def found_tips(found, frames):
     return out
 
 
-def cut(img, cx, cy, k):
-    """The square of SIDE_PX crop pixels around (cx, cy), k frame pixels a crop pixel."""
-    m = np.array([[1 / k, 0, SIDE_PX / 2 - cx / k], [0, 1 / k, SIDE_PX / 2 - cy / k]])
-    return cv2.warpAffine(img, m, (SIDE_PX, SIDE_PX), flags=cv2.INTER_LINEAR,
+def cut(img, cx, cy, k, side=SIDE_PX):
+    """The square of `side` crop pixels around (cx, cy), k frame pixels a crop pixel."""
+    m = np.array([[1 / k, 0, side / 2 - cx / k], [0, 1 / k, side / 2 - cy / k]])
+    return cv2.warpAffine(img, m, (side, side), flags=cv2.INTER_LINEAR,
                           borderMode=cv2.BORDER_REPLICATE)
 
 
-def extract(rec, seed, preset, fps, rng, found=None):
+def extract(rec, seed, preset, fps, rng, found=None, context=False):
     with open(os.path.join(rec, "labels", "frames.jsonl")) as fh:
         frames = [json.loads(l) for l in fh]
     tips_found = found_tips(found, frames)
     back = max(1, round(PREV_S * fps))
     cap = cv2.VideoCapture(os.path.join(rec, "video.mp4"))
     crops, prevs, plates, meta = [], [], [], []
+    ctx = {"ctx_crops": [], "ctx_prevs": [], "ctx_plates": []}
     plate = None
     ring = []
     for f in frames:
@@ -157,6 +162,10 @@ def extract(rec, seed, preset, fps, rng, found=None):
             prevs.append(cut(prev, cx, cy, k))
             plates.append(cut(plate, cx, cy, k))
             meta.append(row)
+            if context:
+                kc = k * CTX_MM_PER_PX / MM_PER_PX
+                for key, im in (("ctx_crops", img), ("ctx_prevs", prev), ("ctx_plates", plate)):
+                    ctx[key].append(cut(im, cx, cy, kc, CTX_SIDE_PX))
 
         # Crops centred on the fingertips the hand network found (flag 1 in meta[8]).
         for h, tips in tips_found.get(f["frame"], []):
@@ -193,7 +202,7 @@ def extract(rec, seed, preset, fps, rng, found=None):
             touching = 1.0 if h["touching"] else 0.0
             add(cx, cy, k, [h["keypoints_mm"]["middle"][2], touching] + off +
                 [PRESETS.index(preset), seed, 0.0])
-    return crops, prevs, plates, meta
+    return crops, prevs, plates, meta, ctx
 
 
 def main():
@@ -202,6 +211,8 @@ def main():
     ap.add_argument("--data", required=True)
     ap.add_argument("--found", help="folder of `perceive` outputs named like the recordings "
                     "(DIR/<name>/hands.jsonl): crops centred on the fingertips found there too")
+    ap.add_argument("--context", action="store_true",
+                    help="also a square of the whole hand and its shadow (CTX_MM_PER_PX)")
     args = ap.parse_args()
     os.makedirs(os.path.join(args.data, "rec"), exist_ok=True)
     os.makedirs(os.path.join(args.data, "parts"), exist_ok=True)
@@ -217,12 +228,16 @@ def main():
         found = os.path.join(args.found, name, "hands.jsonl") if args.found else None
         # Each recording's own generator: a part made again is the same part.
         rng = np.random.default_rng([20261125, seed])
-        c, pv, pl, m = extract(out, seed, preset, fps, rng, found)
-        np.savez(part, crops=np.stack(c).astype(np.uint8), prevs=np.stack(pv).astype(np.uint8),
+        c, pv, pl, m, ctx = extract(out, seed, preset, fps, rng, found, args.context)
+        extra = {k: np.stack(v).astype(np.uint8) for k, v in ctx.items() if v}
+        np.savez(part, **extra, crops=np.stack(c).astype(np.uint8), prevs=np.stack(pv).astype(np.uint8),
                  plates=np.stack(pl).astype(np.uint8), meta=np.array(m, dtype=np.float32))
         pos = sum(1 for x in m if x[1] > 0)
         print(f"{out}: {len(c)} crops, {pos} touching", flush=True)
-    for key in ("crops", "prevs", "plates", "meta"):
+    keys = ["crops", "prevs", "plates", "meta"]
+    if args.context:
+        keys += ["ctx_crops", "ctx_prevs", "ctx_plates"]
+    for key in keys:
         arr = np.concatenate([np.load(p)[key] for p in parts])
         np.save(os.path.join(args.data, key + ".npy"), arr)
 

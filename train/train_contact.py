@@ -32,9 +32,15 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 IN_PX = 48
-# The frame, the frame 25 ms before, the plate.
+# The frame, the frame 25 ms before, the plate; with --context the same three again over
+# a wider square (CTX_MM_PER_PX a pixel: the whole hand and its shadow).
 CHANNELS = 9
+CTX_DATA_MM_PER_PX = 4.0
+CTX_MM_PER_PX = 4.0
+# Millimetres of the field a pixel covers: of the network's input, and of the stored crops
+# (make_contact_data.py).
 MM_PER_PX = 2.0
+DATA_MM_PER_PX = 2.0
 SEED = 20261124
 VAL_SEEDS = {1040, 1045, 1059}
 # Seeds drawn at 1280 x 720 (the evaluation's size): a wide frame halved looks a little
@@ -50,10 +56,10 @@ def conv(i, o, stride=1):
 
 
 class ContactNet(nn.Module):
-    def __init__(self):
+    def __init__(self, channels=CHANNELS):
         super().__init__()
         self.f = nn.Sequential(
-            conv(CHANNELS, 16), conv(16, 24, 2),          # 24
+            conv(channels, 16), conv(16, 24, 2),          # 24
             conv(24, 32), conv(32, 48, 2),         # 12
             conv(48, 48), conv(48, 64, 2),         # 6
             conv(64, 64),
@@ -66,17 +72,22 @@ class ContactNet(nn.Module):
         return self.head(x)
 
 
-def load(data):
+def load(data, context=False):
     crops = np.concatenate([np.load(os.path.join(data, "crops.npy")),
                             np.load(os.path.join(data, "prevs.npy")),
                             np.load(os.path.join(data, "plates.npy"))], axis=3)
+    ctx = None
+    if context:
+        ctx = np.concatenate([np.load(os.path.join(data, "ctx_crops.npy")),
+                              np.load(os.path.join(data, "ctx_prevs.npy")),
+                              np.load(os.path.join(data, "ctx_plates.npy"))], axis=3)
     meta = np.load(os.path.join(data, "meta.npy"))
     z, touching = meta[:, 0], meta[:, 1]
     label = np.full(len(meta), -1, dtype=np.int64)
     label[z <= 0.5] = 1
     label[(z >= ABOVE_MM) & (touching == 0)] = 0
     keep = label >= 0
-    return crops[keep], meta[keep], label[keep]
+    return crops[keep], meta[keep], label[keep], (ctx[keep] if ctx is not None else None)
 
 
 def colour(img, gain, contrast, shift, gamma):
@@ -97,7 +108,7 @@ def degrade(img, rng, blur):
     return img
 
 
-def augment(crop, meta, rng, train=True):
+def augment(crop, meta, rng, train=True, ctx=None):
     """crop: side x side x 9 (frame, frame before, plate). Returns 9 x 48 x 48 float."""
     side = crop.shape[0]
     c = np.array([side / 2, side / 2])
@@ -134,16 +145,32 @@ def augment(crop, meta, rng, train=True):
     img = warp(crop[:, :, :3], m)
     prev = warp(crop[:, :, 3:6], shifted(0.25))
     plate = warp(crop[:, :, 6:], shifted(0.5))
+    ims = [img, prev, plate]
+    if ctx is not None:
+        # The same point, turn and scale over the wider square.
+        cs = ctx.shape[0]
+        cc = np.array([cs / 2, cs / 2]) + (c - side / 2) * DATA_MM_PER_PX / CTX_DATA_MM_PER_PX
+        mc = cv2.getRotationMatrix2D((float(cc[0]), float(cc[1])), ang, scale * CTX_DATA_MM_PER_PX / CTX_MM_PER_PX)
+        mc[:, 2] += np.array([IN_PX / 2, IN_PX / 2]) - cc
+        ims += [warp(ctx[:, :, :3], mc), warp(ctx[:, :, 3:6], mc), warp(ctx[:, :, 6:], mc)]
     if train:
         if rng.random() < 0.5:
-            img, prev, plate = img[:, ::-1], prev[:, ::-1], plate[:, ::-1]
+            ims = [a[:, ::-1] for a in ims]
         gain, contrast = rng.uniform(0.8, 1.2, 3), rng.uniform(0.7, 1.3)
         shift, gamma = rng.uniform(-0.15, 0.15), rng.uniform(0.7, 1.4)
         blur = rng.uniform(0.3, 1.2) if rng.random() < 0.4 else 0.0
-        img = degrade(colour(img, gain, contrast, shift, gamma), rng, blur)
-        prev = degrade(colour(prev, gain * rng.uniform(0.98, 1.02), contrast, shift, gamma), rng, blur)
-        plate = degrade(colour(plate, gain * rng.uniform(0.95, 1.05), contrast, shift, gamma), rng, blur)
-    x = np.concatenate([img[:, :, ::-1], prev[:, :, ::-1], plate[:, :, ::-1]], axis=2).astype(np.float32) / 255.0 - 0.5
+        out = []
+        for i, a in enumerate(ims):
+            # The frame before and the plate: the light a little brighter or darker.
+            if i % 3 == 1:
+                g = gain * rng.uniform(0.98, 1.02)
+            elif i % 3 == 2:
+                g = gain * rng.uniform(0.95, 1.05)
+            else:
+                g = gain
+            out.append(degrade(colour(a, g, contrast, shift, gamma), rng, blur))
+        ims = out
+    x = np.concatenate([a[:, :, ::-1] for a in ims], axis=2).astype(np.float32) / 255.0 - 0.5
     return np.ascontiguousarray(x.transpose(2, 0, 1))
 
 
@@ -154,12 +181,15 @@ def main():
     ap.add_argument("--steps", type=int, default=4000)
     ap.add_argument("--batch", type=int, default=64)
     ap.add_argument("--lr", type=float, default=2e-3)
+    ap.add_argument("--context", action="store_true",
+                    help="also the wider square of make_contact_data.py --context (18 channels)")
     args = ap.parse_args()
+    channels = CHANNELS * (2 if args.context else 1)
     torch.manual_seed(SEED)
     rng = np.random.default_rng(SEED)
     random.seed(SEED)
     torch.set_num_threads(int(os.environ.get("THREADS", "1")))
-    crops, meta, label = load(args.data)
+    crops, meta, label, ctx = load(args.data, args.context)
     val = np.isin(meta[:, 7].astype(int), list(VAL_SEEDS))
     # Crops at the evaluation's size, or centred on the fingertips the hand network
     # found, are drawn three times as often.
@@ -176,7 +206,7 @@ def main():
     print(f"train: {len(tr_pos)} pressing ({len(tr_card)} on a card), {len(tr_neg)} above ({len(tr_low)} under 90 mm); "
           f"validation: {int((val & (label == 1)).sum())} pressing, {int((val & (label == 0)).sum())} above",
           flush=True)
-    net = ContactNet()
+    net = ContactNet(channels)
     opt = torch.optim.AdamW(net.parameters(), lr=args.lr, weight_decay=1e-4)
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=args.lr, total_steps=args.steps, pct_start=0.1)
     net.train()
@@ -186,7 +216,7 @@ def main():
         idx = np.concatenate([rng.choice(tr_card, n_pos * 2 // 3), rng.choice(tr_pos, n_pos - n_pos * 2 // 3),
                               rng.choice(tr_low, n_low),
                               rng.choice(tr_neg, args.batch - n_pos - n_low)])
-        x = torch.from_numpy(np.stack([augment(crops[i], meta[i], rng) for i in idx]))
+        x = torch.from_numpy(np.stack([augment(crops[i], meta[i], rng, ctx=None if ctx is None else ctx[i]) for i in idx]))
         y = torch.from_numpy(label[idx].astype(np.float32))[:, None]
         loss = F.binary_cross_entropy_with_logits(net(x), y)
         opt.zero_grad()
@@ -200,7 +230,7 @@ def main():
     with torch.no_grad():
         ps = []
         for k in range(0, len(vi), 256):
-            x = torch.from_numpy(np.stack([augment(crops[i], meta[i], rng, train=False) for i in vi[k:k + 256]]))
+            x = torch.from_numpy(np.stack([augment(crops[i], meta[i], rng, train=False, ctx=None if ctx is None else ctx[i]) for i in vi[k:k + 256]]))
             ps.append(torch.sigmoid(net(x))[:, 0].numpy())
         p = np.concatenate(ps) if ps else np.zeros(0)
     lv, zv, cv_ = label[vi], meta[vi, 0], meta[vi, 1]
@@ -212,7 +242,7 @@ def main():
         fp = ((p >= thr) & (lv == 0)).sum()
         print(f"validation p>={thr}: pressing found {tp}/{(lv == 1).sum()} (on a card {tpc}/{((lv == 1) & (cv_ > 0)).sum()}), "
               f"above taken as pressing {fp}/{(lv == 0).sum()} ({fp_low}/{((lv == 0) & (zv < 90)).sum()} under 90 mm)")
-    dummy = torch.zeros(1, CHANNELS, IN_PX, IN_PX)
+    dummy = torch.zeros(1, channels, IN_PX, IN_PX)
     torch.onnx.export(net, dummy, args.out, input_names=["crop"], output_names=["contact"],
                       opset_version=17, dynamo=False)
     print("wrote", args.out)
