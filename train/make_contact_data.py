@@ -47,8 +47,7 @@ PREV_S = 0.025
 SIDE_MM = SIDE_PX * MM_PER_PX
 PRESETS = ["clean", "realistic", "hard"]
 
-# (seed, preset, size, fps, readings). 60 fps recordings give many hands; 240 fps ones
-# give the few frames of each touch.
+# (seed, preset, size, fps, readings).
 # 120 fps and faster, so the frame `PREV_S` before is a whole number of frames.
 RECORDINGS = [(1031 + i, p, "1280x720", 120, 6) for i, p in enumerate(PRESETS * 4)] + \
              [(1043 + i, p, "640x360", 240, 6) for i, p in enumerate(["clean", "realistic", "hard", "realistic"])] + \

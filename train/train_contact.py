@@ -33,14 +33,12 @@ import torch.nn.functional as F
 
 IN_PX = 48
 # The frame, the frame 25 ms before, the plate; with --context the same three again over
-# a wider square (CTX_MM_PER_PX a pixel: the whole hand and its shadow).
+# a wider square (the whole hand and its shadow).
 CHANNELS = 9
-CTX_DATA_MM_PER_PX = 4.0
-CTX_MM_PER_PX = 4.0
-# Millimetres of the field a pixel covers: of the network's input, and of the stored crops
-# (make_contact_data.py).
+# Millimetres of the field a pixel covers, of the stored crops (make_contact_data.py)
+# and of the network's input alike: the square and, with --context, the wider one.
 MM_PER_PX = 2.0
-DATA_MM_PER_PX = 2.0
+CTX_MM_PER_PX = 4.0
 SEED = 20261124
 VAL_SEEDS = {1040, 1045, 1059}
 # Seeds drawn at 1280 x 720 (the evaluation's size): a wide frame halved looks a little
@@ -109,7 +107,8 @@ def degrade(img, rng, blur):
 
 
 def augment(crop, meta, rng, train=True, ctx=None):
-    """crop: side x side x 9 (frame, frame before, plate). Returns 9 x 48 x 48 float."""
+    """crop: side x side x 9 (frame, frame before, plate); ctx: the same over the wider
+    square, or None. Returns 9 (18 with ctx) x 48 x 48 float."""
     side = crop.shape[0]
     c = np.array([side / 2, side / 2])
     if train:
@@ -149,8 +148,8 @@ def augment(crop, meta, rng, train=True, ctx=None):
     if ctx is not None:
         # The same point, turn and scale over the wider square.
         cs = ctx.shape[0]
-        cc = np.array([cs / 2, cs / 2]) + (c - side / 2) * DATA_MM_PER_PX / CTX_DATA_MM_PER_PX
-        mc = cv2.getRotationMatrix2D((float(cc[0]), float(cc[1])), ang, scale * CTX_DATA_MM_PER_PX / CTX_MM_PER_PX)
+        cc = np.array([cs / 2, cs / 2]) + (c - side / 2) * MM_PER_PX / CTX_MM_PER_PX
+        mc = cv2.getRotationMatrix2D((float(cc[0]), float(cc[1])), ang, scale)
         mc[:, 2] += np.array([IN_PX / 2, IN_PX / 2]) - cc
         ims += [warp(ctx[:, :, :3], mc), warp(ctx[:, :, 3:6], mc), warp(ctx[:, :, 6:], mc)]
     if train:

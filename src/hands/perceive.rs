@@ -172,8 +172,8 @@ struct SlotState {
     /// event. A change that the next run does not see again was noise and is dropped.
     pending_inside: Option<(bool, Event)>,
     pending_contact: Option<(u8, Event)>,
-    /// The card this hand was last seen pressing, and when.
-    pressed: Option<(u8, f64)>,
+    /// When this hand was last seen pressing a card, s.
+    pressed_t_s: Option<f64>,
 }
 
 /// A frame kept between runs: its number, time, the frame whole, and its contact crop's
@@ -481,10 +481,14 @@ impl Perceiver {
         } else {
             None
         };
+        let tips = if h.fingertips_px.is_empty() {
+            Vec::new()
+        } else {
+            self.map.to_field(&h.fingertips_px)?
+        };
         let mut pointed = None;
         let mut tips_out = Vec::new();
-        if let (Some(poly), false) = (&poly, h.fingertips_px.is_empty()) {
-            let tips = self.map.to_field(&h.fingertips_px)?;
+        if let (Some(poly), false) = (&poly, tips.is_empty()) {
             pointed = pointing_player(poly, &tips);
             if let Some(p) = pointed {
                 h.player = p;
@@ -492,10 +496,9 @@ impl Perceiver {
             tips_out = finger_ends(poly, &tips);
         }
         h.lead = self.layout.lead_hand(h.player).map(|l| l == h.hand);
-        if let Some(poly) = poly {
+        if let Some(poly) = &poly {
             let area = self.geom.playing_area();
-            h.inside =
-                self.geom.hand_is_inside(&poly) || tips_out.iter().any(|p| area.contains(*p));
+            h.inside = self.geom.hand_is_inside(poly) || tips_out.iter().any(|p| area.contains(*p));
             h.reach_mm = poly
                 .iter()
                 .chain(&tips_out)
@@ -510,7 +513,7 @@ impl Perceiver {
         h.contact = None;
         if let Some((src, before)) = crop.filter(|_| self.contact.is_some() && self.plate.is_some())
         {
-            self.press(h, src, before)?;
+            self.press(h, poly.as_deref().unwrap_or_default(), &tips, src, before)?;
             return Ok(pointed);
         }
         if let (Some(px), true) = (h.contact_px, h.contact_p >= CONTACT_MIN_P) {
@@ -528,10 +531,13 @@ impl Perceiver {
 
     /// Contact by the contact network: each of the hand's fingertips near a card (nearest
     /// first, at most `CONTACT_TIPS_MAX`) is looked at; the most likely pressing one gives
-    /// the contact probability and point, and the card it presses.
+    /// the contact probability and point, and the card it presses. `outline` and `tips`
+    /// are the hand's outline and fingertips in the field, as `place` projected them.
     fn press(
         &mut self,
         h: &mut HandObs,
+        outline: &[Pt],
+        tips: &[Pt],
         src: &CropSource,
         before: &CropSource,
     ) -> Result<(), HandsError> {
@@ -540,10 +546,9 @@ impl Perceiver {
         };
         h.contact_p = 0.0;
         h.contact_px = None;
-        if h.fingertips_px.is_empty() {
+        if tips.is_empty() {
             return Ok(());
         }
-        let tips = self.map.to_field(&h.fingertips_px)?;
         let mut near: Vec<(usize, f64)> = tips
             .iter()
             .enumerate()
@@ -573,9 +578,8 @@ impl Perceiver {
         // hand comes down on its longest finger, and the fingers beside it, lying flat
         // at table height too, look as pressing as it does but may lie over the next
         // card.
-        let outline = self.map.to_field(h.field_outline_px())?;
         let far = |a: Pt, b: Pt| (a.x_mm - b.x_mm).hypot(a.y_mm - b.y_mm);
-        let i = match wrist_and_tips(&outline, &tips) {
+        let i = match wrist_and_tips(outline, tips) {
             Some((wrist, _)) => seen
                 .iter()
                 .filter(|(q, _)| *q >= CONTACT_MIN_P)
@@ -615,10 +619,9 @@ impl Perceiver {
         Ok(0.5 * (len(q[0], q[1]) + len(q[0], q[2])) / d)
     }
 
-    /// Halves the frames between two runs whose hands differ, until every change lies
-    /// between neighbouring frames.
     /// The contact crop's frame `CONTACT_BEFORE_S` before `t_s` (the newest at or before
-    /// it, a quarter of a frame's slack), or the oldest kept when none is that old.
+    /// it, with `CONTACT_BEFORE_SLACK_S` of slack), or the oldest kept when none is that
+    /// old.
     fn crop_before(&self, t_s: f64) -> Option<Arc<CropSource>> {
         let at = t_s - CONTACT_BEFORE_S + CONTACT_BEFORE_SLACK_S;
         self.crops
@@ -629,6 +632,8 @@ impl Perceiver {
             .map(|(_, c)| Arc::clone(c))
     }
 
+    /// Halves the frames between two runs whose hands differ, until every change lies
+    /// between neighbouring frames.
     fn refine(&mut self, a: &Sample, b: &Sample, out: &mut Vec<Sample>) -> Result<(), HandsError> {
         if b.frame <= a.frame + 1 || (0..4).all(|s| a.key(s) == b.key(s)) {
             return Ok(());
@@ -748,8 +753,8 @@ impl Perceiver {
                     Some(poem)
                         if st.contact.is_none()
                             && !st
-                                .pressed
-                                .is_some_and(|(_, t)| b.t_s - t <= CONTACT_REPRESS_S) =>
+                                .pressed_t_s
+                                .is_some_and(|t| b.t_s - t <= CONTACT_REPRESS_S) =>
                     {
                         let t =
                             crossing(ta, b.t_s, pa - CONTACT_MIN_P, o.contact_p - CONTACT_MIN_P);
@@ -771,8 +776,8 @@ impl Perceiver {
                     None => next.contact = None,
                 },
             }
-            if let (Some(_), Some(now)) = (next.contact, o.contact) {
-                next.pressed = Some((now, b.t_s));
+            if next.contact.is_some() && o.contact.is_some() {
+                next.pressed_t_s = Some(b.t_s);
             }
             self.slots[s] = next;
         }
