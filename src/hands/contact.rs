@@ -12,7 +12,7 @@
 //! card, on frames the hand network runs on. It is optional: without the file, contact
 //! is the hand network's own map.
 
-use super::model::{load_tract_plan, planar_rgb};
+use super::model::{load_tract_plan_of, planar_rgb};
 use super::HandsError;
 use opencv::core::{self, Mat, Scalar, Size};
 use opencv::imgproc;
@@ -26,6 +26,10 @@ pub const CROP_PX: usize = 48;
 pub const CROP_CHANNELS: usize = 9;
 /// Millimetres of the field a crop pixel covers.
 pub const CROP_MM_PER_PX: f64 = 2.0;
+/// A network may also take the same three over a wider square, of the whole hand and its
+/// shadow (a hand held high casts its shadow far off): twice the channels, the second
+/// nine at `WIDE_MM_PER_PX`.
+pub const WIDE_MM_PER_PX: f64 = 4.0;
 /// Width of the frame copy the crops are cut from: frames wider than this are halved
 /// first (an area average, as the training crops were made at about 2 mm a pixel).
 pub const CROP_SOURCE_MAX_W_PX: i32 = 960;
@@ -67,6 +71,8 @@ impl CropSource {
 pub struct ContactModel {
     plan: std::sync::Arc<TypedRunnableModel>,
     path: PathBuf,
+    /// It also takes the wider square (`WIDE_MM_PER_PX`).
+    wide: bool,
 }
 
 impl ContactModel {
@@ -78,10 +84,18 @@ impl ContactModel {
         if !path.is_file() {
             return Err(bad("file not found".into()));
         }
-        let plan = load_tract_plan(path, [1, CROP_CHANNELS, CROP_PX, CROP_PX]).map_err(bad)?;
+        let (plan, shape) = load_tract_plan_of(
+            path,
+            &[
+                [1, CROP_CHANNELS, CROP_PX, CROP_PX],
+                [1, 2 * CROP_CHANNELS, CROP_PX, CROP_PX],
+            ],
+        )
+        .map_err(bad)?;
         Ok(ContactModel {
             plan,
             path: path.to_path_buf(),
+            wide: shape[1] == 2 * CROP_CHANNELS,
         })
     }
 
@@ -112,12 +126,43 @@ impl ContactModel {
         px_per_mm: f64,
     ) -> Result<f64, HandsError> {
         let n = CROP_PX * CROP_PX;
-        let mut input = vec![0f32; CROP_CHANNELS * n];
-        cut(src, tip_px, px_per_mm, &mut input[..3 * n])?;
-        cut(before, tip_px, px_per_mm, &mut input[3 * n..6 * n])?;
-        cut(plate, tip_px, px_per_mm, &mut input[6 * n..])?;
+        let channels = if self.wide {
+            2 * CROP_CHANNELS
+        } else {
+            CROP_CHANNELS
+        };
+        let mut input = vec![0f32; channels * n];
+        let scales: &[f64] = if self.wide {
+            &[CROP_MM_PER_PX, WIDE_MM_PER_PX]
+        } else {
+            &[CROP_MM_PER_PX]
+        };
+        for (i, mm_per_px) in scales.iter().enumerate() {
+            let at = i * CROP_CHANNELS * n;
+            cut(
+                src,
+                tip_px,
+                px_per_mm,
+                *mm_per_px,
+                &mut input[at..at + 3 * n],
+            )?;
+            cut(
+                before,
+                tip_px,
+                px_per_mm,
+                *mm_per_px,
+                &mut input[at + 3 * n..at + 6 * n],
+            )?;
+            cut(
+                plate,
+                tip_px,
+                px_per_mm,
+                *mm_per_px,
+                &mut input[at + 6 * n..at + 9 * n],
+            )?;
+        }
         let t: Tensor =
-            tract_ndarray::Array4::from_shape_vec((1, CROP_CHANNELS, CROP_PX, CROP_PX), input)
+            tract_ndarray::Array4::from_shape_vec((1, channels, CROP_PX, CROP_PX), input)
                 .map_err(|e| HandsError::Inference(e.to_string()))?
                 .into();
         let out = self
@@ -135,16 +180,17 @@ impl ContactModel {
     }
 }
 
-/// Cuts the square around `tip_px` (frame pixels) from `src` into three planes of RGB in
-/// [-0.5, 0.5].
+/// Cuts the square around `tip_px` (frame pixels) from `src`, `mm_per_px` millimetres a
+/// crop pixel, into three planes of RGB in [-0.5, 0.5].
 fn cut(
     src: &CropSource,
     tip_px: [f64; 2],
     px_per_mm: f64,
+    mm_per_px: f64,
     out: &mut [f32],
 ) -> Result<(), HandsError> {
     // Source pixels per crop pixel, and the affine map source -> crop.
-    let k = px_per_mm * src.scale * CROP_MM_PER_PX;
+    let k = px_per_mm * src.scale * mm_per_px;
     if !(k.is_finite() && k > 0.0) {
         return Err(HandsError::Inference(format!(
             "no image scale at {tip_px:?} ({px_per_mm} px a mm)"

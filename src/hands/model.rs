@@ -214,6 +214,14 @@ pub(crate) fn planar_rgb(bgr: &Mat, out: &mut [f32]) -> Result<(), HandsError> {
 
 /// Checks that the model has one input of the shape `want`, then optimises it for that.
 pub(crate) fn load_tract_plan(path: &Path, want: [usize; 4]) -> Result<TractPlan, String> {
+    load_tract_plan_of(path, &[want]).map(|(plan, _)| plan)
+}
+
+/// Loads a model whose one input has one of the shapes `wants`; returns it with the shape.
+pub(crate) fn load_tract_plan_of(
+    path: &Path,
+    wants: &[[usize; 4]],
+) -> Result<(TractPlan, [usize; 4]), String> {
     let model = tract_onnx::onnx()
         .model_for_path(path)
         .map_err(|e| format!("not a readable ONNX model ({})", root_cause(&e)))?;
@@ -227,17 +235,27 @@ pub(crate) fn load_tract_plan(path: &Path, want: [usize; 4]) -> Result<TractPlan
         .dims()
         .map(|d| d.concretize().and_then(|t| t.as_i64().map(|v| v as usize)))
         .collect();
-    let shape = format!("{} x {} x {} x {}", want[0], want[1], want[2], want[3]);
-    match dims {
-        Some(d) if d == want => {}
-        Some(d) => return Err(format!("input shape is {d:?}, expected {want:?} ({shape})")),
-        None => return Err(format!("input shape is not fixed, expected {want:?}")),
-    }
+    let shape = |w: &[usize; 4]| format!("{} x {} x {} x {}", w[0], w[1], w[2], w[3]);
+    let expected = wants.iter().map(shape).collect::<Vec<_>>().join(" or ");
+    let want = match dims {
+        Some(d) => match wants.iter().find(|w| d == w.as_slice()) {
+            Some(w) => *w,
+            None => return Err(format!("input shape is {d:?}, expected {expected}")),
+        },
+        None => return Err(format!("input shape is not fixed, expected {expected}")),
+    };
     model
         .with_input_fact(0, f32::fact(want).into())
         .and_then(|m| m.into_optimized())
         .and_then(|m| m.into_runnable())
-        .map_err(|e| format!("cannot be prepared for {shape}: {}", root_cause(&e)))
+        .map(|plan| (plan, want))
+        .map_err(|e| {
+            format!(
+                "cannot be prepared for {}: {}",
+                shape(&want),
+                root_cause(&e)
+            )
+        })
 }
 
 fn root_cause(e: &anyhow::Error) -> String {

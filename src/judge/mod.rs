@@ -15,11 +15,12 @@ pub mod windows;
 use crate::capture::{self, CaptureError, ReaderOptions, SourceItem, VideoReader};
 use crate::detect::layout::MeasuredLayout;
 use crate::field::FieldMap;
+use crate::rules::geometry::Pt;
 use crate::rules::model::{Event, EventKind, MatchResult, Reading};
 use crate::track::{CardTracker, HandSeen, TrackError, TrackerState};
 use opencv::core::Mat;
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -92,6 +93,9 @@ pub trait HandSource: Send {
     /// Frames are waiting (live, behind the camera): do less per frame until told
     /// otherwise, at some cost in timing, rather than have frames dropped.
     fn hurry(&mut self, _hurried: bool) {}
+    /// The cards a fingertip can press now (poem, corners in field mm), as the card
+    /// tracker last placed them (`CARDS_LAG_FRAMES` behind the frame pushed next).
+    fn set_cards(&mut self, _cards: Vec<(u8, [Pt; 4])>) {}
     /// What it is, for the report.
     fn describe(&self) -> String;
     /// Its state between frames, to resume a run exactly; `None` when it has none to
@@ -271,6 +275,8 @@ pub fn run(
         realtime: opts.realtime,
         ..ReaderOptions::default()
     };
+    let resumed = resume.is_some();
+    let cards_fed = hands.is_some();
     if let Some(r) = resume {
         let cp = r.checkpoint;
         windows.replay(r.replay, cp.ruled);
@@ -289,17 +295,39 @@ pub fn run(
     let source = capture::spawn_reader(reader, reader_opts);
     let clock = source.clock();
     let (tx, rx) = crossbeam_channel::bounded::<Staged>(opts.queue_frames.max(1));
+    // Where the cards lie, from the tracker back to the hands a fixed number of frames
+    // behind (`CardsBehind`); after a resume, from where the tracker stood.
+    let (card_tx, card_rx) = crossbeam_channel::unbounded::<CardPlaces>();
+    let mut last_places = if resumed {
+        let now = tracker.places_mm()?;
+        let _ = card_tx.send((0, Some(now.clone())));
+        Some(now)
+    } else {
+        None
+    };
+    let cards_behind = hands
+        .is_some()
+        .then(|| CardsBehind::new(card_rx, opts.queue_frames + 2));
     let mut hands_cpu_s = 0.0;
     let walk = std::thread::scope(|scope| -> Result<(), JudgeError> {
         // Hands run on their own thread, a frame ahead of the cards and the judge: the
-        // card tracker needs the hands of its frame, the hands need nothing back.
+        // card tracker needs the hands of its frame, the hands get the cards' places back
+        // a fixed number of frames later (`CardsBehind`).
         let hands_stage = std::thread::Builder::new()
             .name("hands".into())
             .spawn_scoped(scope, || {
-                perceive_hands(source, hands.as_deref_mut(), tx, opts.realtime)
+                perceive_hands(
+                    source,
+                    hands.as_deref_mut(),
+                    cards_behind,
+                    tx,
+                    opts.realtime,
+                )
             })
             .map_err(JudgeError::Io)?;
         let walked = (|| -> Result<(), JudgeError> {
+            // Dropped when the walk ends, so that the hands stage never waits on it.
+            let card_tx = card_tx;
             for item in rx.iter() {
                 let (f, seen, hand_events, hand_state) = match item {
                     Staged::Frame {
@@ -354,6 +382,12 @@ pub fn run(
                 motion.saw(&hand_events);
                 windows.add(hand_events);
                 let card_events = tracker.push(f.index, f.t_s, &f.bgr, &seen)?;
+                if cards_fed {
+                    let now = tracker.places_mm()?;
+                    let changed = last_places.as_ref() != Some(&now);
+                    let _ = card_tx.send((f.index, changed.then(|| now.clone())));
+                    last_places = Some(now);
+                }
                 windows.add(motion.hold(card_events));
                 windows.add(motion.release(f.t_s));
                 let mut ruled = windows.advance(tracker.final_before_s(f.t_s));
@@ -419,6 +453,74 @@ pub fn run(
     })
 }
 
+/// The cards' places after a frame (its index; `None` when unchanged since the last).
+type CardPlaces = (usize, Option<Vec<(u8, [Pt; 4])>>);
+
+/// The card tracker's places as the hands stage sees them: the hands stage runs ahead of
+/// the tracker, so it is told where the cards lay `lag` frames before the frame it
+/// perceives, waiting for the tracker when it is further behind than that. A fixed lag
+/// in frames, not whatever the tracker has reached, keeps a run's hands, and so its
+/// rulings, the same from run to run. With `lag` above the frames queued between the
+/// two stages the hands never wait.
+struct CardsBehind {
+    rx: crossbeam_channel::Receiver<CardPlaces>,
+    lag: usize,
+    /// Places received and not yet passed on, oldest first.
+    queued: VecDeque<CardPlaces>,
+    /// The last frame the tracker is known to have placed the cards after.
+    known: Option<usize>,
+    /// Frames passed on to the tracker and not yet known placed, in order.
+    sent: VecDeque<usize>,
+    open: bool,
+}
+
+impl CardsBehind {
+    fn new(rx: crossbeam_channel::Receiver<CardPlaces>, lag: usize) -> CardsBehind {
+        CardsBehind {
+            rx,
+            lag: lag.max(1),
+            queued: VecDeque::new(),
+            known: None,
+            sent: VecDeque::new(),
+            open: true,
+        }
+    }
+
+    fn take(&mut self, m: CardPlaces) {
+        self.known = Some(m.0);
+        while self.sent.front().is_some_and(|f| *f <= m.0) {
+            self.sent.pop_front();
+        }
+        self.queued.push_back(m);
+    }
+
+    /// Before `frame` is perceived: the places as of `lag` frames before it.
+    fn before(&mut self, frame: usize, h: &mut (dyn HandSource + 'static)) {
+        while let Ok(m) = self.rx.try_recv() {
+            self.take(m);
+        }
+        // Every frame sent at least `lag` before this one must have been placed.
+        while self.open && self.sent.front().is_some_and(|f| f + self.lag <= frame) {
+            match self.rx.recv() {
+                Ok(m) => self.take(m),
+                Err(_) => self.open = false,
+            }
+        }
+        while self.queued.front().is_some_and(|m| m.0 + self.lag <= frame) {
+            if let Some((_, Some(cards))) = self.queued.pop_front() {
+                h.set_cards(cards);
+            }
+        }
+    }
+
+    /// `frame` went on to the tracker.
+    fn sent(&mut self, frame: usize) {
+        if self.known.is_none_or(|k| frame > k) {
+            self.sent.push_back(frame);
+        }
+    }
+}
+
 /// What the hands stage passes on, in frame order.
 enum Staged {
     Frame {
@@ -439,6 +541,7 @@ enum Staged {
 fn perceive_hands(
     mut source: capture::FrameSource,
     mut hands: Option<&mut (dyn HandSource + 'static)>,
+    mut cards: Option<CardsBehind>,
     tx: crossbeam_channel::Sender<Staged>,
     realtime: bool,
 ) -> f64 {
@@ -448,7 +551,13 @@ fn perceive_hands(
         let behind = realtime && source.waiting() > HURRY_BACKLOG_FRAMES;
         let staged = match item {
             SourceItem::Frame(f) => match hands.as_deref_mut() {
-                Some(h) => match hurried_push(h, behind, &f) {
+                Some(h) => match {
+                    if let Some(c) = cards.as_mut() {
+                        c.before(f.index, h);
+                        c.sent(f.index);
+                    }
+                    hurried_push(h, behind, &f)
+                } {
                     Ok((seen, events)) => Staged::Frame {
                         state: h.state(),
                         frame: f,
@@ -540,5 +649,93 @@ impl MotionTouches {
         let horizon = now_s - 2.0 * MOTION_TOUCH_HOLD_S - MOTION_TOUCH_MATCH_S;
         self.seen.retain(|&(t, ..)| t >= horizon);
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A hand source that notes which cards it was given before each frame.
+    #[derive(Default)]
+    struct Noting {
+        given: Vec<u8>,
+    }
+
+    impl HandSource for Noting {
+        fn push(
+            &mut self,
+            _frame: usize,
+            _t_s: f64,
+            _bgr: &std::sync::Arc<Mat>,
+        ) -> Result<(Vec<HandSeen>, Vec<Event>), JudgeError> {
+            Ok((Vec::new(), Vec::new()))
+        }
+        fn finish(&mut self) -> Vec<Event> {
+            Vec::new()
+        }
+        fn describe(&self) -> String {
+            "noting".into()
+        }
+        fn set_cards(&mut self, cards: Vec<(u8, [Pt; 4])>) {
+            self.given = cards.iter().map(|(p, _)| *p).collect();
+        }
+    }
+
+    fn places(poem: u8) -> Vec<(u8, [Pt; 4])> {
+        vec![(poem, [Pt::new(0.0, 0.0); 4])]
+    }
+
+    #[test]
+    fn the_hands_get_the_cards_a_fixed_lag_behind_whenever_the_tracker_sent_them() {
+        let lag = 3;
+        // The tracker far ahead (all sent at once) or in step (sent as it goes) must give
+        // the hands the same cards at every frame.
+        let mut seen_ahead = Vec::new();
+        let mut seen_in_step = Vec::new();
+        for ahead in [true, false] {
+            let (tx, rx) = crossbeam_channel::unbounded();
+            let mut behind = CardsBehind::new(rx, lag);
+            let mut h = Noting::default();
+            let send = |f: usize| {
+                // Cards change on even frames only; odd frames say "unchanged".
+                let _ = tx.send((f, (f % 2 == 0).then(|| places(f as u8 + 1))));
+            };
+            if ahead {
+                (0..12).for_each(send);
+            }
+            let mut seen = Vec::new();
+            for f in 0..12 {
+                behind.before(f, &mut h);
+                behind.sent(f);
+                seen.push(h.given.first().copied());
+                if !ahead {
+                    send(f);
+                }
+            }
+            if ahead {
+                seen_ahead = seen;
+            } else {
+                seen_in_step = seen;
+            }
+        }
+        assert_eq!(seen_ahead, seen_in_step);
+        // Frame f sees the cards of the last even frame at or before f - lag.
+        let want: Vec<Option<u8>> = (0..12usize)
+            .map(|f| f.checked_sub(lag).map(|g| (g - g % 2) as u8 + 1))
+            .collect();
+        assert_eq!(seen_in_step, want);
+    }
+
+    #[test]
+    fn the_hands_stop_waiting_when_the_tracker_has_gone() {
+        let (tx, rx) = crossbeam_channel::unbounded::<CardPlaces>();
+        let mut behind = CardsBehind::new(rx, 1);
+        let mut h = Noting::default();
+        behind.sent(0);
+        drop(tx);
+        // Frame 0 went to the tracker, which ended without placing it: no wait forever.
+        behind.before(5, &mut h);
+        assert!(h.given.is_empty());
     }
 }

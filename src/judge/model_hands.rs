@@ -19,6 +19,7 @@
 
 use super::{HandSource, JudgeError};
 use crate::hands::{HandFrame, HandObs, Perceiver};
+use crate::rules::geometry::Pt;
 use crate::rules::model::Event;
 use crate::rules::model::{EventKind, Hand, Player};
 use crate::track::HandSeen;
@@ -264,6 +265,10 @@ impl ModelHands {
 impl HandSource for ModelHands {
     fn hurry(&mut self, hurried: bool) {
         self.perceiver.hurry(hurried);
+    }
+
+    fn set_cards(&mut self, cards: Vec<(u8, [Pt; 4])>) {
+        self.perceiver.set_cards(cards);
     }
 
     fn push(

@@ -461,6 +461,29 @@ impl CardTracker {
             .count()
     }
 
+    /// The named cards lying in the playing area and where (poem, corners in field mm):
+    /// resting ones at their place, moving ones where they were last seen. Cards missing
+    /// or out are left out: no finger can press them where they were.
+    pub fn places_mm(&self) -> Result<Vec<(u8, [Pt; 4])>, TrackError> {
+        let mut v = Vec::with_capacity(self.cards.len());
+        for c in &self.cards {
+            let Some(poem) = c.poem else { continue };
+            let (centre, angle) = match &c.phase {
+                Phase::Resting => (c.centre_mm, c.angle_deg),
+                Phase::Moving(f) => {
+                    let p = self.map.point_to_field(f.last.centre_px)?;
+                    ([p.x_mm, p.y_mm], f.angle_deg)
+                }
+                Phase::Missing { .. } | Phase::Leaving(_) | Phase::Out => continue,
+            };
+            v.push((
+                poem,
+                self.geometry.card_corners(centre[0], centre[1], angle),
+            ));
+        }
+        Ok(v)
+    }
+
     /// The state between frames.
     pub fn state(&self) -> TrackerState {
         TrackerState {
