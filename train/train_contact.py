@@ -46,6 +46,7 @@ VAL_SEEDS = {1040, 1045, 1059}
 HIRES_SEEDS = set(range(1051, 1060))
 # Labels: pressing when the middle fingertip is at table height; held above when it is
 # at least this high and touches nothing (heights between are left out: not a cue).
+# `--above-mm` changes it.
 ABOVE_MM = 5.0
 
 
@@ -70,7 +71,7 @@ class ContactNet(nn.Module):
         return self.head(x)
 
 
-def load(data, context=False):
+def load(data, context=False, above_mm=ABOVE_MM):
     crops = np.concatenate([np.load(os.path.join(data, "crops.npy")),
                             np.load(os.path.join(data, "prevs.npy")),
                             np.load(os.path.join(data, "plates.npy"))], axis=3)
@@ -83,7 +84,7 @@ def load(data, context=False):
     z, touching = meta[:, 0], meta[:, 1]
     label = np.full(len(meta), -1, dtype=np.int64)
     label[z <= 0.5] = 1
-    label[(z >= ABOVE_MM) & (touching == 0)] = 0
+    label[(z >= above_mm) & (touching == 0)] = 0
     keep = label >= 0
     return crops[keep], meta[keep], label[keep], (ctx[keep] if ctx is not None else None)
 
@@ -180,6 +181,8 @@ def main():
     ap.add_argument("--steps", type=int, default=4000)
     ap.add_argument("--batch", type=int, default=64)
     ap.add_argument("--lr", type=float, default=2e-3)
+    ap.add_argument("--above-mm", type=float, default=ABOVE_MM,
+                    help="a fingertip this high or higher, touching nothing, is held above")
     ap.add_argument("--context", action="store_true",
                     help="also the wider square of make_contact_data.py --context (18 channels)")
     args = ap.parse_args()
@@ -188,7 +191,7 @@ def main():
     rng = np.random.default_rng(SEED)
     random.seed(SEED)
     torch.set_num_threads(int(os.environ.get("THREADS", "1")))
-    crops, meta, label, ctx = load(args.data, args.context)
+    crops, meta, label, ctx = load(args.data, args.context, args.above_mm)
     val = np.isin(meta[:, 7].astype(int), list(VAL_SEEDS))
     # Crops at the evaluation's size, or centred on the fingertips the hand network
     # found, are drawn three times as often.

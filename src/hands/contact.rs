@@ -36,6 +36,9 @@ pub const CROP_SOURCE_MAX_W_PX: i32 = 960;
 
 /// The committed model's file name, beside the hand model.
 pub const CONTACT_FILE: &str = "contact.onnx";
+/// A second network beside it, when present: a fingertip presses only when both say so
+/// (two networks trained on different squares fail on different hands).
+pub const CONTACT_SECOND_FILE: &str = "contact-second.onnx";
 
 /// A frame kept for contact crops: the frame, halved when wide, and its scale from frame
 /// pixels.
@@ -67,46 +70,40 @@ impl CropSource {
     }
 }
 
-/// The contact network, ready to run.
-pub struct ContactModel {
+/// One contact network, ready to run.
+struct ContactNet {
     plan: std::sync::Arc<TypedRunnableModel>,
-    path: PathBuf,
     /// It also takes the wider square (`WIDE_MM_PER_PX`).
     wide: bool,
 }
 
+/// The contact network (and the second, when there is one), ready to run.
+pub struct ContactModel {
+    nets: Vec<ContactNet>,
+    path: PathBuf,
+}
+
 impl ContactModel {
     pub fn load(path: &Path) -> Result<ContactModel, HandsError> {
-        let bad = |problem: String| HandsError::Model {
-            path: path.to_path_buf(),
-            problem,
-        };
-        if !path.is_file() {
-            return Err(bad("file not found".into()));
-        }
-        let (plan, shape) = load_tract_plan_of(
-            path,
-            &[
-                [1, CROP_CHANNELS, CROP_PX, CROP_PX],
-                [1, 2 * CROP_CHANNELS, CROP_PX, CROP_PX],
-            ],
-        )
-        .map_err(bad)?;
         Ok(ContactModel {
-            plan,
+            nets: vec![ContactNet::load(path)?],
             path: path.to_path_buf(),
-            wide: shape[1] == 2 * CROP_CHANNELS,
         })
     }
 
-    /// The contact model beside a hand model, when there is one.
+    /// The contact model beside a hand model, when there is one, with the second
+    /// network when that is there too.
     pub fn beside(hand_model: &Path) -> Result<Option<ContactModel>, HandsError> {
         let p = hand_model.with_file_name(CONTACT_FILE);
-        if p.is_file() {
-            ContactModel::load(&p).map(Some)
-        } else {
-            Ok(None)
+        if !p.is_file() {
+            return Ok(None);
         }
+        let mut m = ContactModel::load(&p)?;
+        let second = hand_model.with_file_name(CONTACT_SECOND_FILE);
+        if second.is_file() {
+            m.nets.push(ContactNet::load(&second)?);
+        }
+        Ok(Some(m))
     }
 
     pub fn path(&self) -> &Path {
@@ -116,7 +113,7 @@ impl ContactModel {
     /// The probability that the fingertip at `tip_px` (frame pixels) presses, where the
     /// image holds `px_per_mm` frame pixels a millimetre; `before` is the frame
     /// `CONTACT_BEFORE_S` earlier, `plate` the latest frame with no hand over the
-    /// playing area.
+    /// playing area. With two networks, the lower of their two.
     pub fn press_p(
         &self,
         src: &CropSource,
@@ -126,17 +123,13 @@ impl ContactModel {
         px_per_mm: f64,
     ) -> Result<f64, HandsError> {
         let n = CROP_PX * CROP_PX;
-        let channels = if self.wide {
-            2 * CROP_CHANNELS
-        } else {
-            CROP_CHANNELS
-        };
-        let mut input = vec![0f32; channels * n];
-        let scales: &[f64] = if self.wide {
+        let wide = self.nets.iter().any(|m| m.wide);
+        let scales: &[f64] = if wide {
             &[CROP_MM_PER_PX, WIDE_MM_PER_PX]
         } else {
             &[CROP_MM_PER_PX]
         };
+        let mut input = vec![0f32; scales.len() * CROP_CHANNELS * n];
         for (i, mm_per_px) in scales.iter().enumerate() {
             let at = i * CROP_CHANNELS * n;
             cut(
@@ -161,8 +154,46 @@ impl ContactModel {
                 &mut input[at + 6 * n..at + 9 * n],
             )?;
         }
+        let mut p = 1.0f64;
+        for m in &self.nets {
+            let channels = if m.wide {
+                2 * CROP_CHANNELS
+            } else {
+                CROP_CHANNELS
+            };
+            p = p.min(m.run(&input[..channels * n], channels)?);
+        }
+        Ok(p)
+    }
+}
+
+impl ContactNet {
+    fn load(path: &Path) -> Result<ContactNet, HandsError> {
+        let bad = |problem: String| HandsError::Model {
+            path: path.to_path_buf(),
+            problem,
+        };
+        if !path.is_file() {
+            return Err(bad("file not found".into()));
+        }
+        let (plan, shape) = load_tract_plan_of(
+            path,
+            &[
+                [1, CROP_CHANNELS, CROP_PX, CROP_PX],
+                [1, 2 * CROP_CHANNELS, CROP_PX, CROP_PX],
+            ],
+        )
+        .map_err(bad)?;
+        Ok(ContactNet {
+            plan,
+            wide: shape[1] == 2 * CROP_CHANNELS,
+        })
+    }
+
+    /// The network on its input planes (`channels` of `CROP_PX` squared).
+    fn run(&self, input: &[f32], channels: usize) -> Result<f64, HandsError> {
         let t: Tensor =
-            tract_ndarray::Array4::from_shape_vec((1, channels, CROP_PX, CROP_PX), input)
+            tract_ndarray::Array4::from_shape_vec((1, channels, CROP_PX, CROP_PX), input.to_vec())
                 .map_err(|e| HandsError::Inference(e.to_string()))?
                 .into();
         let out = self
