@@ -551,13 +551,7 @@ fn perceive_hands(
         let behind = realtime && source.waiting() > HURRY_BACKLOG_FRAMES;
         let staged = match item {
             SourceItem::Frame(f) => match hands.as_deref_mut() {
-                Some(h) => match {
-                    if let Some(c) = cards.as_mut() {
-                        c.before(f.index, h);
-                        c.sent(f.index);
-                    }
-                    hurried_push(h, behind, &f)
-                } {
+                Some(h) => match placed_then_pushed(h, cards.as_mut(), behind, &f) {
                     Ok((seen, events)) => Staged::Frame {
                         state: h.state(),
                         frame: f,
@@ -584,6 +578,21 @@ fn perceive_hands(
     let last = hands.map(|h| h.finish()).unwrap_or_default();
     let _ = tx.send(Staged::Finished(last));
     thread_cpu_s() - cpu0
+}
+
+/// One frame through the hand source, told first where the cards lay `lag` frames before
+/// it (when the tracker feeds it) and whether frames wait behind it.
+fn placed_then_pushed(
+    h: &mut (dyn HandSource + 'static),
+    cards: Option<&mut CardsBehind>,
+    behind: bool,
+    f: &capture::Frame,
+) -> Result<(Vec<HandSeen>, Vec<Event>), JudgeError> {
+    if let Some(c) = cards {
+        c.before(f.index, h);
+        c.sent(f.index);
+    }
+    hurried_push(h, behind, f)
 }
 
 /// One frame through the hand source, told first whether frames wait behind it.
