@@ -331,3 +331,64 @@ fn a_take_driven_out_by_both_hands_goes_to_the_owner_and_to_review() {
     assert_eq!(review.what, ReviewWhat::CloseCall);
     assert!(review.reason.contains(&format!("card {}", taken.poem)));
 }
+
+/// Reading 1 of the example (poem 56, a dead card) with A's fingertip on card 10 (A's)
+/// at 11.5 s, and `more` after it; fouls resting on fingertips go to review or not.
+fn dead_card_touch(fingertips: bool, more: Vec<karuta_referee::rules::Event>) -> Ruling {
+    use karuta_referee::rules::{Event, EventKind, Hand, Player};
+    let (layout, readings, _) = example();
+    assert_eq!(readings[0].poem, 56);
+    assert!(
+        layout.cards.iter().all(|c| c.poem != Some(56)),
+        "a dead card"
+    );
+    let mut w = Windows::new(&layout, vec![readings[0].clone()], true);
+    w.fingertip_touches(fingertips);
+    let mut events = vec![Event::new(
+        11.5,
+        EventKind::Touch {
+            player: Player::A,
+            hand: Hand::Right,
+            poem: 10,
+            direct: true,
+        },
+    )];
+    events.extend(more);
+    w.add(events);
+    let mut r = w.finish();
+    assert_eq!(r.len(), 1);
+    r.remove(0).ruling
+}
+
+#[test]
+fn a_foul_on_a_fingertip_alone_goes_to_review_and_one_that_moved_the_card_does_not() {
+    use karuta_referee::rules::{By, Event, EventKind, FoulKind, Hand, Player};
+    let fingertip = |r: &Ruling| {
+        r.needs_review
+            .as_ref()
+            .is_some_and(|v| v.reason.contains("fingertip") && v.reason.contains("card 10"))
+    };
+    // 23-1: any touch during a dead card is a foul; here it moved nothing.
+    let alone = dead_card_touch(true, Vec::new());
+    assert!(alone
+        .fouls
+        .iter()
+        .any(|f| f.player == Player::A && f.kind == FoulKind::DeadCard));
+    assert!(fingertip(&alone), "{:?}", alone.needs_review);
+    // The same touch driving the card out: the foul stands on the card's motion.
+    let out = Event::new(
+        11.8,
+        EventKind::Out {
+            poem: 10,
+            by: By::A,
+            hand: Some(Hand::Right),
+        },
+    );
+    let moved = dead_card_touch(true, vec![out]);
+    assert!(moved.fouls.iter().any(|f| f.player == Player::A));
+    assert!(!fingertip(&moved), "{:?}", moved.needs_review);
+    // Touches not judged from fingertips (typed, or the simulator's labels): no review.
+    let typed = dead_card_touch(false, Vec::new());
+    assert_eq!(typed.fouls, alone.fouls);
+    assert!(!fingertip(&typed), "{:?}", typed.needs_review);
+}

@@ -96,6 +96,11 @@ pub trait HandSource: Send {
     /// The cards a fingertip can press now (poem, corners in field mm), as the card
     /// tracker last placed them (`CARDS_LAG_FRAMES` behind the frame pushed next).
     fn set_cards(&mut self, _cards: Vec<(u8, [Pt; 4])>) {}
+    /// Its touches of cards that do not move are a fingertip's contact alone (a contact
+    /// network), not seen as surely as a card set moving.
+    fn touches_from_fingertips(&self) -> bool {
+        false
+    }
     /// What it is, for the report.
     fn describe(&self) -> String;
     /// Its state between frames, to resume a run exactly; `None` when it has none to
@@ -266,6 +271,7 @@ pub fn run(
     tracker.eager_search(opts.realtime);
     let mut windows = Windows::new(&measured.layout, readings, hands.is_some());
     windows.unsure_poems(opts.unsure_poems.clone());
+    windows.fingertip_touches(hands.as_ref().is_some_and(|h| h.touches_from_fingertips()));
     let mut frames = 0usize;
     let mut last_t = 0.0;
     let mut gaps = 0usize;

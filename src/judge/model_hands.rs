@@ -271,6 +271,10 @@ impl HandSource for ModelHands {
         self.perceiver.set_cards(cards);
     }
 
+    fn touches_from_fingertips(&self) -> bool {
+        self.touches
+    }
+
     fn push(
         &mut self,
         frame: usize,

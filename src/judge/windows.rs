@@ -5,7 +5,7 @@
 //! whose poem the sound track could not name surely takes the card taken in its window.
 
 use crate::rules::model::{
-    By, Event, EventKind, MatchResult, Reading, Review, ReviewWhat, Ruling, TakeHow,
+    By, Event, EventKind, FoulKind, MatchResult, Reading, Review, ReviewWhat, Ruling, TakeHow,
 };
 use crate::rules::{Layout, Referee};
 use std::collections::BTreeMap;
@@ -39,6 +39,9 @@ pub struct Windows {
     unsure: BTreeMap<u32, String>,
     /// The reading whose take was already called early (`early_take`), by index.
     called: Option<usize>,
+    /// Touches that move no card are seen from fingertips alone (a contact network), so
+    /// a foul resting on one goes to review (`mark_fingertip_fouls`).
+    fingertip_touches: bool,
 }
 
 impl Windows {
@@ -54,7 +57,14 @@ impl Windows {
             closed_until_s: f64::NEG_INFINITY,
             unsure: BTreeMap::new(),
             called: None,
+            fingertip_touches: false,
         }
+    }
+
+    /// The hands' touches of cards that do not move are seen from fingertips alone (a
+    /// contact network judged them): a foul resting on one goes to review.
+    pub fn fingertip_touches(&mut self, yes: bool) {
+        self.fingertip_touches = yes;
     }
 
     /// Readings whose poem is not known surely (by `seq`, with the reason): their
@@ -209,6 +219,9 @@ impl Windows {
         let mut ruling = self.referee.judge(&r, &window);
         if self.hands_seen {
             mark_undriven_take(&mut ruling, &window);
+            if self.fingertip_touches {
+                mark_fingertip_fouls(&mut ruling, &window);
+            }
         }
         self.closed_until_s = end;
         events.extend(window);
@@ -286,6 +299,65 @@ fn mark_undriven_take(r: &mut Ruling, window: &[Event]) {
                 r.poem
             ),
             what: ReviewWhat::CloseCall,
+        });
+    }
+}
+
+/// A card counts as moved by a touch when, from the touch to this much later, it goes
+/// out, is sent, settles elsewhere or strikes another (s).
+pub const FOUL_CARD_MOVED_S: f64 = 1.0;
+
+/// A foul whose touch moved no card rests on a fingertip alone: seen from above, a hand
+/// held a little above a card looks like one pressing it (docs/hands.md, the contact
+/// network), and the foul punishes a player. Such a ruling goes to review, naming the
+/// touch; a ruling the engine or an earlier mark already sends to review keeps its reason.
+fn mark_fingertip_fouls(r: &mut Ruling, window: &[Event]) {
+    if r.needs_review.is_some() {
+        return;
+    }
+    let moved = |poem: u8, t: f64| {
+        window.iter().any(|e| {
+            e.t_s >= t - 1e-9
+                && e.t_s <= t + FOUL_CARD_MOVED_S
+                && match &e.what {
+                    EventKind::Out { poem: p, .. }
+                    | EventKind::Send { poem: p, .. }
+                    | EventKind::Place { poem: p, .. } => *p == poem,
+                    EventKind::Touch {
+                        poem: p,
+                        direct: false,
+                        ..
+                    } => *p != poem,
+                    _ => false,
+                }
+        })
+    };
+    let alone = r
+        .fouls
+        .iter()
+        .filter(|f| f.kind != FoulKind::EarlyEntry)
+        .find_map(|f| {
+            window.iter().find_map(|e| match &e.what {
+                EventKind::Touch {
+                    player,
+                    poem,
+                    direct: true,
+                    ..
+                } if *player == f.player
+                    && (e.t_s - f.t_s).abs() < 1e-6
+                    && !moved(*poem, e.t_s) =>
+                {
+                    Some((f.player, *poem, e.t_s))
+                }
+                _ => None,
+            })
+        });
+    if let Some((player, poem, t)) = alone {
+        r.needs_review = Some(Review {
+            reason: format!(
+                "the foul rests on {player:?}'s fingertip seen on card {poem} at {t:.3} s, which did not move: from above, a hand held just over a card looks the same"
+            ),
+            what: ReviewWhat::Unseen,
         });
     }
 }
