@@ -130,38 +130,29 @@ impl ContactModel {
             &[CROP_MM_PER_PX]
         };
         let mut input = vec![0f32; scales.len() * CROP_CHANNELS * n];
+        // Per scale, the frame, the frame before and the plate, three planes each.
+        let frames = [src, before, plate];
         for (i, mm_per_px) in scales.iter().enumerate() {
-            let at = i * CROP_CHANNELS * n;
-            cut(
-                src,
-                tip_px,
-                px_per_mm,
-                *mm_per_px,
-                &mut input[at..at + 3 * n],
-            )?;
-            cut(
-                before,
-                tip_px,
-                px_per_mm,
-                *mm_per_px,
-                &mut input[at + 3 * n..at + 6 * n],
-            )?;
-            cut(
-                plate,
-                tip_px,
-                px_per_mm,
-                *mm_per_px,
-                &mut input[at + 6 * n..at + 9 * n],
-            )?;
+            for (j, frame) in frames.iter().enumerate() {
+                let at = (i * frames.len() + j) * 3 * n;
+                cut(
+                    frame,
+                    tip_px,
+                    px_per_mm,
+                    *mm_per_px,
+                    &mut input[at..at + 3 * n],
+                )?;
+            }
         }
+        // The last network takes the planes themselves, the others a copy.
         let mut p = 1.0f64;
-        for m in &self.nets {
-            let channels = if m.wide {
-                2 * CROP_CHANNELS
+        for (k, m) in self.nets.iter().enumerate() {
+            let planes = if k + 1 == self.nets.len() {
+                std::mem::take(&mut input)
             } else {
-                CROP_CHANNELS
+                input.clone()
             };
-            p = p.min(m.run(&input[..channels * n], channels)?);
+            p = p.min(m.run(planes)?);
         }
         Ok(p)
     }
@@ -190,10 +181,17 @@ impl ContactNet {
         })
     }
 
-    /// The network on its input planes (`channels` of `CROP_PX` squared).
-    fn run(&self, input: &[f32], channels: usize) -> Result<f64, HandsError> {
+    /// The network on the input planes, of which it takes the first nine, or all
+    /// eighteen when it is a wide one.
+    fn run(&self, mut input: Vec<f32>) -> Result<f64, HandsError> {
+        let channels = if self.wide {
+            2 * CROP_CHANNELS
+        } else {
+            CROP_CHANNELS
+        };
+        input.truncate(channels * CROP_PX * CROP_PX);
         let t: Tensor =
-            tract_ndarray::Array4::from_shape_vec((1, channels, CROP_PX, CROP_PX), input.to_vec())
+            tract_ndarray::Array4::from_shape_vec((1, channels, CROP_PX, CROP_PX), input)
                 .map_err(|e| HandsError::Inference(e.to_string()))?
                 .into();
         let out = self

@@ -296,15 +296,10 @@ impl Perceiver {
         self.contact.as_ref().map(|c| c.path())
     }
 
-    /// Replaces the cards a fingertip can press (poem, corners in field mm): the card
-    /// tracker calls this when cards move, leave or arrive.
+    /// Replaces the cards a fingertip can press (poem, corners in field mm): in `analyze`
+    /// the card tracker's places (`judge::CardsBehind`); the layout's until then.
     pub fn set_cards(&mut self, cards: Vec<(u8, [Pt; 4])>) {
         self.cards = cards;
-    }
-
-    /// Removes one card (taken, out of the area, or carried away).
-    pub fn remove_card(&mut self, poem: u8) {
-        self.cards.retain(|(p, _)| *p != poem);
     }
 
     /// One decoded frame, in order.

@@ -94,7 +94,8 @@ pub trait HandSource: Send {
     /// otherwise, at some cost in timing, rather than have frames dropped.
     fn hurry(&mut self, _hurried: bool) {}
     /// The cards a fingertip can press now (poem, corners in field mm), as the card
-    /// tracker last placed them (`CARDS_LAG_FRAMES` behind the frame pushed next).
+    /// tracker placed them a fixed number of frames before the frame pushed next
+    /// (`CardsBehind`).
     fn set_cards(&mut self, _cards: Vec<(u8, [Pt; 4])>) {}
     /// Its touches of cards that do not move are a fingertip's contact alone (a contact
     /// network), not seen as surely as a card set moving.
@@ -311,9 +312,7 @@ pub fn run(
     } else {
         None
     };
-    let cards_behind = hands
-        .is_some()
-        .then(|| CardsBehind::new(card_rx, opts.queue_frames + 2));
+    let cards_behind = cards_fed.then(|| CardsBehind::new(card_rx, opts.queue_frames + 2));
     let mut hands_cpu_s = 0.0;
     let walk = std::thread::scope(|scope| -> Result<(), JudgeError> {
         // Hands run on their own thread, a frame ahead of the cards and the judge: the
