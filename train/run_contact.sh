@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
-# Makes the contact model's training data with the simulator and trains
-# models/contact.onnx on this CPU (docs/hands.md, "The contact network").
+# Makes the contact networks' training data with the simulator and trains
+# models/contact.onnx and models/contact-second.onnx on this CPU (docs/hands.md, "The
+# contact network"; models/MODEL_CARD.md).
 #   train/run_contact.sh        (VENV=... to reuse a virtualenv, STEPS=... training steps)
 # Draws the nine 1280x720 240 fps recordings it lacks (seeds 1051-1059, about 2 minutes
 # each) and reuses the dense set's sixteen (train/run.sh) when they are there; runs the
 # committed hand model over six of them so that crops are also centred on the fingertips
-# it finds; then trains (4,000 steps, about 9 minutes on 2 threads). Never run by CI.
+# it finds; then trains the first network (the 96 mm square, 4,000 steps, about 9 minutes
+# on 2 threads) and the second (the same and a 192 mm square, 18 channels, about 10
+# minutes) from the same crops. Never run by CI. The crops with the wider squares take
+# about 8 GB of disk under DATA.
 # Seeds are fixed, so a run repeats itself on the same machine and library versions, up
 # to the order of floating-point sums across threads.
 set -euo pipefail
@@ -16,19 +20,22 @@ DATA=${DATA:-data/contact}
 "$VENV/bin/pip" install -q -r train/requirements.txt
 cargo build --release --quiet
 bin=target/release/karuta-referee
-mkdir -p "$DATA/rec" "$DATA/found"
+mkdir -p "$DATA/rec" "$DATA/found" "$DATA/hands-alone"
+# The hand model alone, without the contact networks beside it, finds the fingertips.
+cp models/hands.onnx "$DATA/hands-alone/hands.onnx"
 # The dense set's recordings (train/make_data.py --set dense), when made already.
 for d in data/hands-dense/rec/*; do
   [ -f "$d/DONE" ] && ln -sfn "$(realpath "$d")" "$DATA/rec/$(basename "$d")"
 done
-"$VENV/bin/python" train/make_contact_data.py --bin "$bin" --data "$DATA"
+"$VENV/bin/python" train/make_contact_data.py --bin "$bin" --data "$DATA" --context
 for name in clean-1051 realistic-1052 hard-1053 clean-1054 realistic-1055 hard-1056; do
   rec="$name-1280x720-240"
   if [ ! -f "$DATA/found/$rec/hands.jsonl" ]; then
-    "$bin" perceive "$DATA/rec/$rec" --out "$DATA/found/$rec" --model models/hands.onnx > /dev/null
+    "$bin" perceive "$DATA/rec/$rec" --out "$DATA/found/$rec" --model "$DATA/hands-alone/hands.onnx" > /dev/null
     rm -f "$DATA/parts/$rec.npz"
   fi
 done
-"$VENV/bin/python" train/make_contact_data.py --bin "$bin" --data "$DATA" --found "$DATA/found"
+"$VENV/bin/python" train/make_contact_data.py --bin "$bin" --data "$DATA" --found "$DATA/found" --context
 THREADS=${THREADS:-2} "$VENV/bin/python" train/train_contact.py --data "$DATA" --out models/contact.onnx --steps "${STEPS:-4000}"
-sha256sum models/contact.onnx
+THREADS=${THREADS:-2} "$VENV/bin/python" train/train_contact.py --data "$DATA" --out models/contact-second.onnx --steps "${STEPS:-4000}" --context
+sha256sum models/contact.onnx models/contact-second.onnx

@@ -47,6 +47,10 @@ pub struct PerceiveSummary {
     pub events: usize,
     pub wall_s: f64,
     pub infer_ms_per_frame: f64,
+    /// Fingertips the contact networks looked at, and their time a frame (crops cut
+    /// included).
+    pub contact_runs: usize,
+    pub contact_ms_per_frame: f64,
     pub cpu_ms_per_frame: f64,
 }
 
@@ -204,6 +208,8 @@ pub fn perceive(
         events: n_events,
         wall_s,
         infer_ms_per_frame: st.infer_s * 1000.0 / st.frames.max(1) as f64,
+        contact_runs: st.contact_runs,
+        contact_ms_per_frame: st.contact_s * 1000.0 / st.frames.max(1) as f64,
         cpu_ms_per_frame: (cpu_s() - c0) * 1000.0 / st.frames.max(1) as f64,
     };
     writeln!(out, "{}", serde_json::to_string(&s)?)?;

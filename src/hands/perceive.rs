@@ -561,7 +561,7 @@ impl Perceiver {
         for &(i, _) in near.iter().take(CONTACT_TIPS_MAX) {
             let t0 = std::time::Instant::now();
             let scale = self.px_per_mm(tips[i])?;
-            let p = net.press_p(src, before, plate, h.fingertips_px[i], scale)?;
+            let p = net.press_p(src, before, plate, h.fingertips_px[i], scale, CONTACT_MIN_P)?;
             self.stats.contact_s += t0.elapsed().as_secs_f64();
             self.stats.contact_runs += 1;
             seen.push((p, i));
