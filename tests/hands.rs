@@ -109,7 +109,7 @@ fn perceive_finds_hands_and_touches_on_an_unseen_seed() {
     );
     // Touches against the truth, judged by the contact networks beside the hand model
     // (`perceive` presses the cards where the layout put them; on this small 60 fps
-    // recording they find 1 of its 6 touches with 7 false ones; at 1280x720 and 240 fps,
+    // recording they find 1 of its 6 touches with 6 false ones; at 1280x720 and 240 fps,
     // in `analyze`, far more: docs/hands.md). A touch found must carry the right player,
     // hand and poem; without the networks none is found, and a network that takes every
     // hand near a card for pressing makes dozens of false ones.
@@ -207,6 +207,34 @@ fn bad_contact_model_beside_the_hand_model_is_one_line_and_exit_2() {
     assert!(
         err.contains(&contact.display().to_string()) && err.contains("ONNX"),
         "names the contact model: {err}"
+    );
+}
+
+#[test]
+fn a_point_network_of_the_wrong_input_is_one_line_and_exit_2() {
+    // The wide contact network (18 channels) where the point network (9) belongs.
+    let dir = tmp("point");
+    std::fs::create_dir_all(&dir).unwrap();
+    let hands = dir.join("hands.onnx");
+    std::fs::copy(model(), &hands).unwrap();
+    let models = model();
+    let beside = |name: &str| models.with_file_name(name);
+    std::fs::copy(beside("contact.onnx"), dir.join("contact.onnx")).unwrap();
+    let point = dir.join("contact-point.onnx");
+    std::fs::copy(beside("contact-second.onnx"), &point).unwrap();
+    let o = bin()
+        .arg("perceive")
+        .arg(&dir)
+        .arg("--model")
+        .arg(&hands)
+        .output()
+        .expect("run perceive");
+    let err = String::from_utf8_lossy(&o.stderr).to_string();
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "one line: {err}");
+    assert!(
+        err.contains(&point.display().to_string()) && err.contains("9 channels"),
+        "names the point network and what it must take: {err}"
     );
 }
 

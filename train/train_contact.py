@@ -16,6 +16,12 @@ JPEG changes.
 
     python train/train_contact.py --data data/contact --out models/contact.onnx --steps 4000
 
+With `--context` the network also takes the same three over a 192 mm square (18
+channels: models/contact-second.onnx). With `--point` it is the point network
+(models/contact-point.onnx): the same nine channels in, two numbers out, where in the
+square the pressing (middle) fingertip lies, in input pixels from its centre; trained
+only on pressing crops, with a smooth L1 loss.
+
 Seeds 1040 (clean, 1280x720, 120 fps), 1045 (hard, 640x360, 240 fps) and 1059 (hard,
 1280x720, 240 fps) are kept out of training and give the validation numbers printed at
 the end.
@@ -55,7 +61,7 @@ def conv(i, o, stride=1):
 
 
 class ContactNet(nn.Module):
-    def __init__(self, channels=CHANNELS):
+    def __init__(self, channels=CHANNELS, outputs=1):
         super().__init__()
         self.f = nn.Sequential(
             conv(channels, 16), conv(16, 24, 2),          # 24
@@ -63,7 +69,7 @@ class ContactNet(nn.Module):
             conv(48, 48), conv(48, 64, 2),         # 6
             conv(64, 64),
         )
-        self.head = nn.Linear(64, 1)
+        self.head = nn.Linear(64, outputs)
 
     def forward(self, x):
         x = self.f(x)
@@ -107,11 +113,22 @@ def degrade(img, rng, blur):
     return img
 
 
-def augment(crop, meta, rng, train=True, ctx=None):
+def augment(crop, meta, rng, train=True, ctx=None, point=False):
     """crop: side x side x 9 (frame, frame before, plate); ctx: the same over the wider
-    square, or None. Returns 9 (18 with ctx) x 48 x 48 float."""
+    square, or None. Returns 9 (18 with ctx) x 48 x 48 float; with `point`, also where
+    the labelled middle fingertip (the stored crop's centre) lies in it, in input pixels
+    from the input's centre. A `point` crop for validation is centred, unturned, on the
+    middle fingertip (half of them) or the index or ring one, with a few pixels of
+    jitter, as the pressing fingertip the hand network found lies."""
     side = crop.shape[0]
     c = np.array([side / 2, side / 2])
+    if point and not train:
+        r = rng.random()
+        if r < 0.25:
+            c = c + meta[2:4]
+        elif r < 0.5:
+            c = c + meta[4:6]
+        c = c + np.clip(rng.normal(0, 2.5, 2), -6, 6)
     if train:
         if meta[8] > 0:
             # Centred on a fingertip the hand network found: its own error is in it.
@@ -153,9 +170,12 @@ def augment(crop, meta, rng, train=True, ctx=None):
         mc = cv2.getRotationMatrix2D((float(cc[0]), float(cc[1])), ang, scale)
         mc[:, 2] += np.array([IN_PX / 2, IN_PX / 2]) - cc
         ims += [warp(ctx[:, :, :3], mc), warp(ctx[:, :, 3:6], mc), warp(ctx[:, :, 6:], mc)]
+    # The stored crop's centre (the labelled middle fingertip) in the input.
+    tip = m @ np.array([side / 2, side / 2, 1.0])
     if train:
         if rng.random() < 0.5:
             ims = [a[:, ::-1] for a in ims]
+            tip[0] = IN_PX - 1 - tip[0]
         gain, contrast = rng.uniform(0.8, 1.2, 3), rng.uniform(0.7, 1.3)
         shift, gamma = rng.uniform(-0.15, 0.15), rng.uniform(0.7, 1.4)
         blur = rng.uniform(0.3, 1.2) if rng.random() < 0.4 else 0.0
@@ -171,7 +191,10 @@ def augment(crop, meta, rng, train=True, ctx=None):
             out.append(degrade(colour(a, g, contrast, shift, gamma), rng, blur))
         ims = out
     x = np.concatenate([a[:, :, ::-1] for a in ims], axis=2).astype(np.float32) / 255.0 - 0.5
-    return np.ascontiguousarray(x.transpose(2, 0, 1))
+    x = np.ascontiguousarray(x.transpose(2, 0, 1))
+    if point:
+        return x, (tip - IN_PX / 2).astype(np.float32)
+    return x
 
 
 def main():
@@ -185,7 +208,11 @@ def main():
                     help="a fingertip this high or higher, touching nothing, is held above")
     ap.add_argument("--context", action="store_true",
                     help="also the wider square of make_contact_data.py --context (18 channels)")
+    ap.add_argument("--point", action="store_true",
+                    help="the point network: where the pressing fingertip lies in the square")
     args = ap.parse_args()
+    if args.point:
+        return train_point(args)
     channels = CHANNELS * (2 if args.context else 1)
     torch.manual_seed(SEED)
     rng = np.random.default_rng(SEED)
@@ -246,6 +273,58 @@ def main():
               f"above taken as pressing {fp}/{(lv == 0).sum()} ({fp_low}/{((lv == 0) & (zv < 90)).sum()} under 90 mm)")
     dummy = torch.zeros(1, channels, IN_PX, IN_PX)
     torch.onnx.export(net, dummy, args.out, input_names=["crop"], output_names=["contact"],
+                      opset_version=17, dynamo=False)
+    print("wrote", args.out)
+
+
+def train_point(args):
+    """The point network (`contact-point.onnx`): from the same nine planes around a
+    fingertip found pressing, where the pressing (middle) fingertip lies, in input pixels
+    from the square's centre (2 mm each). Trained on the pressing crops centred on the
+    labelled fingertip, moved to the index or ring fingertip and jittered as the found
+    fingertip lies."""
+    torch.manual_seed(SEED)
+    rng = np.random.default_rng(SEED)
+    random.seed(SEED)
+    torch.set_num_threads(int(os.environ.get("THREADS", "1")))
+    crops, meta, label, _ = load(args.data, False, args.above_mm)
+    val = np.isin(meta[:, 7].astype(int), list(VAL_SEEDS))
+    hires = np.isin(meta[:, 7].astype(int), list(HIRES_SEEDS))
+    labelled = (label == 1) & (meta[:, 8] == 0)
+    tr = np.concatenate([np.where(~val & labelled)[0]] + [np.where(~val & labelled & hires)[0]] * 2)
+    vi = np.where(val & labelled)[0]
+    print(f"point: train {len(tr)} pressing crops, validation {len(vi)}", flush=True)
+    net = ContactNet(CHANNELS, outputs=2)
+    opt = torch.optim.AdamW(net.parameters(), lr=args.lr, weight_decay=1e-4)
+    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=args.lr, total_steps=args.steps, pct_start=0.1)
+    net.train()
+    for step in range(args.steps):
+        idx = rng.choice(tr, args.batch)
+        xs, ys = zip(*[augment(crops[i], meta[i], rng, point=True) for i in idx])
+        x, y = torch.from_numpy(np.stack(xs)), torch.from_numpy(np.stack(ys))
+        loss = F.smooth_l1_loss(net(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        sched.step()
+        if step % 200 == 0 or step == args.steps - 1:
+            print(f"step {step} loss {loss.item():.4f}", flush=True)
+    net.eval()
+    vrng = np.random.default_rng(SEED + 1)
+    with torch.no_grad():
+        got, want = [], []
+        for k in range(0, len(vi), 256):
+            xs, ys = zip(*[augment(crops[i], meta[i], vrng, train=False, point=True) for i in vi[k:k + 256]])
+            got.append(net(torch.from_numpy(np.stack(xs))).numpy())
+            want.append(np.stack(ys))
+    got, want = np.concatenate(got), np.concatenate(want)
+    err = np.linalg.norm(got - want, axis=1) * MM_PER_PX
+    before = np.linalg.norm(want, axis=1) * MM_PER_PX
+    print(f"validation ({len(vi)} crops centred near the middle, index or ring fingertip): the pressing fingertip "
+          f"{np.median(before):.1f} mm from the centre (p90 {np.percentile(before, 90):.1f}), "
+          f"from the point found {np.median(err):.1f} mm (p90 {np.percentile(err, 90):.1f})")
+    dummy = torch.zeros(1, CHANNELS, IN_PX, IN_PX)
+    torch.onnx.export(net, dummy, args.out, input_names=["crop"], output_names=["point"],
                       opset_version=17, dynamo=False)
     print("wrote", args.out)
 

@@ -9,8 +9,11 @@
 //! (the latest frame with no hand over the playing area), against which a shadow stands
 //! out whatever the tatami, cards and light look like; it answers with one logit
 //! (`train/train_contact.py`, docs/hands.md). It runs only for fingertips close to a
-//! card, on frames the hand network runs on. It is optional: without the file, contact
-//! is the hand network's own map.
+//! card, on frames the hand network runs on. A second network beside it
+//! (`contact-second.onnx`, the same and a wider square) must agree, and a point network
+//! (`contact-point.onnx`) says where in the square a fingertip found pressing presses
+//! (models/MODEL_CARD.md). All are optional: without the first, contact is the hand
+//! network's own map.
 
 use super::model::{load_tract_plan_of, planar_rgb};
 use super::HandsError;
@@ -39,6 +42,12 @@ pub const CONTACT_FILE: &str = "contact.onnx";
 /// A second network beside it, when present: a fingertip presses only when both say so
 /// (two networks trained on different squares fail on different hands).
 pub const CONTACT_SECOND_FILE: &str = "contact-second.onnx";
+/// The point network beside them, when present: from the first network's nine planes
+/// around a fingertip found pressing, where in the square the pressing fingertip lies
+/// (two outputs, x and y in square pixels from its centre). The hand network's fingertip
+/// may be the index or ring one, or lie some millimetres off; the card pressed is the
+/// one under the point.
+pub const CONTACT_POINT_FILE: &str = "contact-point.onnx";
 
 /// A frame kept for contact crops: the frame, halved when wide, and its scale from frame
 /// pixels.
@@ -77,9 +86,11 @@ struct ContactNet {
     wide: bool,
 }
 
-/// The contact network (and the second, when there is one), ready to run.
+/// The contact network (and the second, and the point network, when there are), ready
+/// to run.
 pub struct ContactModel {
     nets: Vec<ContactNet>,
+    point: Option<ContactNet>,
     path: PathBuf,
 }
 
@@ -87,6 +98,7 @@ impl ContactModel {
     pub fn load(path: &Path) -> Result<ContactModel, HandsError> {
         Ok(ContactModel {
             nets: vec![ContactNet::load(path)?],
+            point: None,
             path: path.to_path_buf(),
         })
     }
@@ -102,6 +114,20 @@ impl ContactModel {
         let second = hand_model.with_file_name(CONTACT_SECOND_FILE);
         if second.is_file() {
             m.nets.push(ContactNet::load(&second)?);
+        }
+        let point = hand_model.with_file_name(CONTACT_POINT_FILE);
+        if point.is_file() {
+            let net = ContactNet::load(&point)?;
+            if net.wide {
+                return Err(HandsError::Model {
+                    path: point,
+                    problem: format!(
+                        "a point network takes {CROP_CHANNELS} channels, not {}",
+                        2 * CROP_CHANNELS
+                    ),
+                });
+            }
+            m.point = Some(net);
         }
         Ok(Some(m))
     }
@@ -171,6 +197,44 @@ impl ContactModel {
         }
         Ok(p)
     }
+
+    /// Where the fingertip found at `tip_px` presses, by the point network, in frame
+    /// pixels; `None` without a point network. Arguments as `press_p`'s.
+    pub fn press_point(
+        &self,
+        src: &CropSource,
+        before: &CropSource,
+        plate: &CropSource,
+        tip_px: [f64; 2],
+        px_per_mm: f64,
+    ) -> Result<Option<[f64; 2]>, HandsError> {
+        let Some(net) = &self.point else {
+            return Ok(None);
+        };
+        let n = CROP_PX * CROP_PX;
+        let mut input = vec![0f32; CROP_CHANNELS * n];
+        for (j, frame) in [src, before, plate].iter().enumerate() {
+            cut(
+                frame,
+                tip_px,
+                px_per_mm,
+                CROP_MM_PER_PX,
+                &mut input[j * 3 * n..(j + 1) * 3 * n],
+            )?;
+        }
+        let out = net.outputs(input)?;
+        let (Some(dx), Some(dy)) = (out.first(), out.get(1)) else {
+            return Err(HandsError::Inference(
+                "the point network gave fewer than two outputs".into(),
+            ));
+        };
+        // Square pixels to frame pixels: `CROP_MM_PER_PX` millimetres each.
+        let k = px_per_mm * CROP_MM_PER_PX;
+        Ok(Some([
+            tip_px[0] + *dx as f64 * k,
+            tip_px[1] + *dy as f64 * k,
+        ]))
+    }
 }
 
 impl ContactNet {
@@ -197,8 +261,19 @@ impl ContactNet {
     }
 
     /// The network on the input planes, of which it takes the first nine, or all
-    /// eighteen when it is a wide one.
-    fn run(&self, mut input: Vec<f32>) -> Result<f64, HandsError> {
+    /// eighteen when it is a wide one: the probability of pressing, from its one logit.
+    fn run(&self, input: Vec<f32>) -> Result<f64, HandsError> {
+        let logit = self
+            .outputs(input)?
+            .first()
+            .copied()
+            .ok_or_else(|| HandsError::Inference("contact model gave no output".into()))?;
+        Ok(1.0 / (1.0 + (-logit as f64).exp()))
+    }
+
+    /// The network's outputs on the input planes (the first nine, or all eighteen when
+    /// it is a wide one).
+    fn outputs(&self, mut input: Vec<f32>) -> Result<Vec<f32>, HandsError> {
         let channels = if self.wide {
             2 * CROP_CHANNELS
         } else {
@@ -213,14 +288,12 @@ impl ContactNet {
             .plan
             .run(tvec!(t.into()))
             .map_err(|e| HandsError::Inference(e.to_string()))?;
-        let logit = out[0]
+        Ok(out[0]
             .to_plain_array_view::<f32>()
             .map_err(|e| HandsError::Inference(e.to_string()))?
             .iter()
             .copied()
-            .next()
-            .ok_or_else(|| HandsError::Inference("contact model gave no output".into()))?;
-        Ok(1.0 / (1.0 + (-logit as f64).exp()))
+            .collect())
     }
 }
 

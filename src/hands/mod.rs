@@ -6,7 +6,8 @@
 //! `field` and `rules` types; it never judges: fouls and takes belong to `rules`.
 //!
 //! - `model`: loading the network, preparing a frame, reading its output maps.
-//! - `contact`: the contact network: is a fingertip pressing, from a crop around it.
+//! - `contact`: the contact networks: is a fingertip pressing (two that must agree), and
+//!   where it presses (the point network), from crops around it.
 //! - `decode`: output maps -> hands (player, hand, outline, fingertips, contact point).
 //! - `perceive`: the per-frame schedule (a reduced rate, refined where something changes)
 //!   and the events with sub-frame times.

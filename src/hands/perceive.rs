@@ -585,10 +585,20 @@ impl Perceiver {
         h.contact_p = p;
         h.contact_px = Some(h.fingertips_px[i]);
         if p >= CONTACT_MIN_P {
+            // Where it presses: the point network's place when there is one, else the
+            // fingertip itself.
+            let scale = self.px_per_mm(tips[i])?;
+            let at = match net.press_point(src, before, plate, h.fingertips_px[i], scale)? {
+                Some(px) => {
+                    h.contact_px = Some(px);
+                    self.map.point_to_field(px)?
+                }
+                None => tips[i],
+            };
             h.contact = self
                 .cards
                 .iter()
-                .map(|(poem, c)| (*poem, dist_to_quad(tips[i], c)))
+                .map(|(poem, c)| (*poem, dist_to_quad(at, c)))
                 .filter(|(_, d)| *d <= CONTACT_CARD_RADIUS_MM)
                 .min_by(|a, b| a.1.total_cmp(&b.1))
                 .map(|(p, _)| p);
