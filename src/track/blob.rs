@@ -157,17 +157,19 @@ impl BlobFinder {
         &self.placed
     }
 
-    /// The blob nearest `centre_px` whose centre lies within `reach_px` of it, at least
-    /// `min_area_px` large, and not part of a blob already `claimed` (boxes, as
-    /// `SeenBlob::bbox_px`: the same paper cut differently by another search window).
+    /// The blob nearest `centre_px` whose centre lies within `reach_px` of it, of
+    /// `area_px` (at least, at most) large, and not part of a blob already `claimed`
+    /// (boxes, as `SeenBlob::bbox_px`: the same paper cut differently by another search
+    /// window).
     pub fn nearest(
         &self,
         bgr: &Mat,
         centre_px: [f64; 2],
         reach_px: f64,
-        min_area_px: f64,
+        area_px: [f64; 2],
         claimed: &[[f64; 4]],
     ) -> Result<Option<SeenBlob>, opencv::Error> {
+        let [min_area_px, max_area_px] = area_px;
         let half = (reach_px * 2.2).ceil() as i32;
         let (w, h) = (bgr.cols(), bgr.rows());
         let x0 = (centre_px[0] as i32 - half).clamp(0, w - 1);
@@ -217,7 +219,7 @@ impl BlobFinder {
         let mut best: Option<(f64, i32, [f64; 2], f64)> = None;
         for l in 1..n {
             let area = *stats.at_2d::<i32>(l, imgproc::CC_STAT_AREA)? as f64;
-            if area < min_area_px {
+            if area < min_area_px || area > max_area_px {
                 continue;
             }
             let c = [
@@ -470,6 +472,57 @@ mod tests {
             x1_mm: 435.0,
             y1_mm: 254.0,
         }
+    }
+
+    /// A tatami-green frame with a few cream cards (the layout image), and the same
+    /// frame with new paper on it.
+    fn field_with(extra: &[Rect]) -> Mat {
+        let mut img = Mat::new_rows_cols_with_default(
+            240,
+            320,
+            core::CV_8UC3,
+            Scalar::new(60.0, 140.0, 120.0, 0.0),
+        )
+        .unwrap();
+        let cream = Scalar::new(215.0, 235.0, 242.0, 0.0);
+        for r in [Rect::new(10, 10, 26, 36), Rect::new(40, 10, 26, 36)]
+            .iter()
+            .chain(extra)
+        {
+            imgproc::rectangle(&mut img, *r, cream, -1, imgproc::LINE_8, 0).unwrap();
+        }
+        img
+    }
+
+    #[test]
+    fn a_blob_larger_than_the_area_allowed_is_not_taken_for_a_card() {
+        let finder = BlobFinder::new(&field_with(&[])).unwrap();
+        // A card's face of new paper, and nearer the point asked about a pale region
+        // three faces large (a hand).
+        let card = Rect::new(220, 150, 26, 36);
+        let hand = Rect::new(120, 120, 52, 54);
+        let frame = field_with(&[card, hand]);
+        let face = 26.0 * 36.0;
+        let at = [140.0, 140.0];
+        let any = finder
+            .nearest(&frame, at, 150.0, [0.2 * face, f64::INFINITY], &[])
+            .unwrap()
+            .expect("a blob");
+        assert!(
+            (any.centre_px[0] - 145.5).abs() < 3.0,
+            "the nearer, larger: {:?}",
+            any.centre_px
+        );
+        let capped = finder
+            .nearest(&frame, at, 150.0, [0.2 * face, 1.6 * face], &[])
+            .unwrap()
+            .expect("the card");
+        assert!(
+            (capped.centre_px[0] - 232.5).abs() < 3.0,
+            "the card: {:?}",
+            capped.centre_px
+        );
+        assert!(capped.area_px <= 1.6 * face);
     }
 
     #[test]

@@ -80,6 +80,12 @@ pub const LEAVING_MAX_S: f64 = 3.0;
 /// A blob of at least this share of a face's area shows the whole card (ink and blur
 /// take the rest).
 pub const FULL_FACE_SHARE: f64 = 0.55;
+/// A blob of new paper larger than this many card faces is not one card: a pale hand
+/// reads as paper (a card's face, by this recording's own layout, is the measure).
+/// Following it, a card sent under the sender's hand was taken for the hand going back
+/// over the line, and ruled out. Two cards that touch in flight make one such blob
+/// too; either is then lost and searched for once it rests.
+pub const MAX_FACE_SHARE: f64 = 1.6;
 /// A hand farther than this from a card when it starts moving did not drive it, mm.
 pub const DRIVER_MAX_MM: f64 = 120.0;
 /// Two hands whose distances to the card differ by less than this cannot be told apart
@@ -627,11 +633,8 @@ impl CardTracker {
         let since_s = c.disturbed_since_s.map_or(0.0, |d| (t_s - d).max(0.0));
         let reach_px = blob::quad_long_side(&c.rest_px)
             * (START_REACH + START_REACH_PER_S * since_s).min(START_REACH_MAX);
-        let min_area = 0.2 * self.scale.face_area_px;
-        let Some(b) = self
-            .blobs
-            .nearest(bgr, centre, reach_px, min_area, claimed)?
-        else {
+        let areas = self.card_blob_areas_px();
+        let Some(b) = self.blobs.nearest(bgr, centre, reach_px, areas, claimed)? else {
             return Ok(());
         };
         let bc = self.map.point_to_field(b.centre_px)?;
@@ -1159,6 +1162,15 @@ impl CardTracker {
     /// Card `i`'s paper in this frame: the unclaimed blob nearest where its flight should
     /// be by now (its last sighting carried on at its speed), within 0.6 of the card's
     /// long side and more for each frame it went unseen, at least a fifth of a card face.
+    /// How large a blob of new paper may be to be one card: from a fifth of a face
+    /// (the rest under a hand) to `MAX_FACE_SHARE` faces, decoded pixels.
+    fn card_blob_areas_px(&self) -> [f64; 2] {
+        [
+            0.2 * self.scale.face_area_px,
+            MAX_FACE_SHARE * self.scale.face_area_px,
+        ]
+    }
+
     fn sighting(
         &self,
         i: usize,
@@ -1175,8 +1187,8 @@ impl CardTracker {
         let base_px = blob::quad_long_side(&self.cards[i].rest_px) * 0.6;
         let fastest_px = UNSEEN_SPEED_MAX_MM_S / self.fps * self.px_per_mm();
         let (reach_px, limit_px) = sighting_reach(base_px, fastest_px, f.vel_px, f.unseen);
-        let min_area = 0.2 * self.scale.face_area_px;
-        let seen = self.blobs.nearest(bgr, at, reach_px, min_area, claimed)?;
+        let areas = self.card_blob_areas_px();
+        let seen = self.blobs.nearest(bgr, at, reach_px, areas, claimed)?;
         Ok(seen.filter(|b| dist(b.centre_px, f.last.centre_px) <= limit_px))
     }
 
