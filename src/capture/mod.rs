@@ -302,7 +302,7 @@ impl VideoReader {
         let mut frames = Vec::new();
         let mut i = 0usize;
         while self.cap.grab().map_err(|e| self.decode_error(e))? {
-            if i % step == 0 {
+            if i.is_multiple_of(step) {
                 let mut f = Mat::default();
                 if self.cap.retrieve(&mut f, 0)? && !f.empty() {
                     frames.push(f);

@@ -319,7 +319,7 @@ impl Output for FileOutput {
     }
 
     fn frame(&mut self, frame: usize, t_s: f64) {
-        if frame % 64 == 0 {
+        if frame.is_multiple_of(64) {
             let t0 = *self.first_t_s.get_or_insert(t_s);
             let wall = self.started.elapsed().as_secs_f64().max(1e-6);
             self.progress.set_position(frame as u64);

@@ -96,7 +96,7 @@ fn quiet_ffmpeg() {
 fn frame_count(path: &Path) -> usize {
     use opencv::prelude::*;
     opencv::videoio::VideoCapture::from_file(
-        &path.display().to_string(),
+        path.display().to_string(),
         opencv::videoio::CAP_FFMPEG,
     )
     .and_then(|c| c.get(opencv::videoio::CAP_PROP_FRAME_COUNT))
