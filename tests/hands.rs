@@ -186,14 +186,17 @@ fn model_with_another_input_shape_is_one_line_and_exit_2() {
     assert!(e.contains("input shape"), "{e}");
 }
 
-#[test]
-fn bad_contact_model_beside_the_hand_model_is_one_line_and_exit_2() {
-    let dir = tmp("contact");
+/// `perceive` on a folder holding a copy of the hand model and the files `beside` it
+/// (name, bytes): it must stop with one line on stderr and exit status 2. Returns the
+/// folder and that line.
+fn perceive_refuses(name: &str, beside: &[(&str, Vec<u8>)]) -> (PathBuf, String) {
+    let dir = tmp(name);
     std::fs::create_dir_all(&dir).unwrap();
     let hands = dir.join("hands.onnx");
     std::fs::copy(model(), &hands).unwrap();
-    let contact = dir.join("contact.onnx");
-    std::fs::write(&contact, "this is not a network\n").unwrap();
+    for (file, bytes) in beside {
+        std::fs::write(dir.join(file), bytes).unwrap();
+    }
     let o = bin()
         .arg("perceive")
         .arg(&dir)
@@ -204,6 +207,16 @@ fn bad_contact_model_beside_the_hand_model_is_one_line_and_exit_2() {
     let err = String::from_utf8_lossy(&o.stderr).to_string();
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert_eq!(err.trim_end().lines().count(), 1, "one line: {err}");
+    (dir, err)
+}
+
+#[test]
+fn bad_contact_model_beside_the_hand_model_is_one_line_and_exit_2() {
+    let (dir, err) = perceive_refuses(
+        "contact",
+        &[("contact.onnx", b"this is not a network\n".to_vec())],
+    );
+    let contact = dir.join("contact.onnx");
     assert!(
         err.contains(&contact.display().to_string()) && err.contains("ONNX"),
         "names the contact model: {err}"
@@ -213,25 +226,16 @@ fn bad_contact_model_beside_the_hand_model_is_one_line_and_exit_2() {
 #[test]
 fn a_point_network_of_the_wrong_input_is_one_line_and_exit_2() {
     // The wide contact network (18 channels) where the point network (9) belongs.
-    let dir = tmp("point");
-    std::fs::create_dir_all(&dir).unwrap();
-    let hands = dir.join("hands.onnx");
-    std::fs::copy(model(), &hands).unwrap();
     let models = model();
-    let beside = |name: &str| models.with_file_name(name);
-    std::fs::copy(beside("contact.onnx"), dir.join("contact.onnx")).unwrap();
+    let read = |name: &str| std::fs::read(models.with_file_name(name)).unwrap();
+    let (dir, err) = perceive_refuses(
+        "point",
+        &[
+            ("contact.onnx", read("contact.onnx")),
+            ("contact-point.onnx", read("contact-second.onnx")),
+        ],
+    );
     let point = dir.join("contact-point.onnx");
-    std::fs::copy(beside("contact-second.onnx"), &point).unwrap();
-    let o = bin()
-        .arg("perceive")
-        .arg(&dir)
-        .arg("--model")
-        .arg(&hands)
-        .output()
-        .expect("run perceive");
-    let err = String::from_utf8_lossy(&o.stderr).to_string();
-    assert_eq!(o.status.code(), Some(2), "{err}");
-    assert_eq!(err.trim_end().lines().count(), 1, "one line: {err}");
     assert!(
         err.contains(&point.display().to_string()) && err.contains("9 channels"),
         "names the point network and what it must take: {err}"

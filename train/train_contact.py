@@ -197,6 +197,23 @@ def augment(crop, meta, rng, train=True, ctx=None, point=False):
     return x
 
 
+def fit(net, args, batch_loss):
+    """`args.steps` steps of AdamW on a one-cycle schedule, each on the loss of a fresh
+    batch (`batch_loss()`); leaves the network in eval mode."""
+    opt = torch.optim.AdamW(net.parameters(), lr=args.lr, weight_decay=1e-4)
+    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=args.lr, total_steps=args.steps, pct_start=0.1)
+    net.train()
+    for step in range(args.steps):
+        loss = batch_loss()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        sched.step()
+        if step % 200 == 0 or step == args.steps - 1:
+            print(f"step {step} loss {loss.item():.4f}", flush=True)
+    net.eval()
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--data", required=True)
@@ -236,10 +253,8 @@ def main():
           f"validation: {int((val & (label == 1)).sum())} pressing, {int((val & (label == 0)).sum())} above",
           flush=True)
     net = ContactNet(channels)
-    opt = torch.optim.AdamW(net.parameters(), lr=args.lr, weight_decay=1e-4)
-    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=args.lr, total_steps=args.steps, pct_start=0.1)
-    net.train()
-    for step in range(args.steps):
+
+    def batch_loss():
         n_pos = args.batch // 2
         n_low = args.batch // 4
         idx = np.concatenate([rng.choice(tr_card, n_pos * 2 // 3), rng.choice(tr_pos, n_pos - n_pos * 2 // 3),
@@ -247,14 +262,9 @@ def main():
                               rng.choice(tr_neg, args.batch - n_pos - n_low)])
         x = torch.from_numpy(np.stack([augment(crops[i], meta[i], rng, ctx=None if ctx is None else ctx[i]) for i in idx]))
         y = torch.from_numpy(label[idx].astype(np.float32))[:, None]
-        loss = F.binary_cross_entropy_with_logits(net(x), y)
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        sched.step()
-        if step % 200 == 0 or step == args.steps - 1:
-            print(f"step {step} loss {loss.item():.4f}", flush=True)
-    net.eval()
+        return F.binary_cross_entropy_with_logits(net(x), y)
+
+    fit(net, args, batch_loss)
     vi = np.where(val)[0]
     with torch.no_grad():
         ps = []
@@ -295,21 +305,14 @@ def train_point(args):
     vi = np.where(val & labelled)[0]
     print(f"point: train {len(tr)} pressing crops, validation {len(vi)}", flush=True)
     net = ContactNet(CHANNELS, outputs=2)
-    opt = torch.optim.AdamW(net.parameters(), lr=args.lr, weight_decay=1e-4)
-    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=args.lr, total_steps=args.steps, pct_start=0.1)
-    net.train()
-    for step in range(args.steps):
+
+    def batch_loss():
         idx = rng.choice(tr, args.batch)
         xs, ys = zip(*[augment(crops[i], meta[i], rng, point=True) for i in idx])
         x, y = torch.from_numpy(np.stack(xs)), torch.from_numpy(np.stack(ys))
-        loss = F.smooth_l1_loss(net(x), y)
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        sched.step()
-        if step % 200 == 0 or step == args.steps - 1:
-            print(f"step {step} loss {loss.item():.4f}", flush=True)
-    net.eval()
+        return F.smooth_l1_loss(net(x), y)
+
+    fit(net, args, batch_loss)
     vrng = np.random.default_rng(SEED + 1)
     with torch.no_grad():
         got, want = [], []

@@ -163,18 +163,14 @@ impl ContactModel {
         // Per scale, the frame, the frame before and the plate, three planes each; the
         // wider square is cut only when a network that takes it runs.
         let frames = [src, before, plate];
-        let cut_scale = |i: usize, input: &mut [f32]| -> Result<(), HandsError> {
-            for (j, frame) in frames.iter().enumerate() {
-                let at = (i * frames.len() + j) * 3 * n;
-                cut(
-                    frame,
-                    tip_px,
-                    px_per_mm,
-                    scales[i],
-                    &mut input[at..at + 3 * n],
-                )?;
-            }
-            Ok(())
+        let cut_scale = |i: usize, input: &mut [f32]| {
+            cut_three(
+                frames,
+                tip_px,
+                px_per_mm,
+                scales[i],
+                &mut input[i * CROP_CHANNELS * n..(i + 1) * CROP_CHANNELS * n],
+            )
         };
         cut_scale(0, &mut input)?;
         let mut wide_cut = false;
@@ -211,17 +207,14 @@ impl ContactModel {
         let Some(net) = &self.point else {
             return Ok(None);
         };
-        let n = CROP_PX * CROP_PX;
-        let mut input = vec![0f32; CROP_CHANNELS * n];
-        for (j, frame) in [src, before, plate].iter().enumerate() {
-            cut(
-                frame,
-                tip_px,
-                px_per_mm,
-                CROP_MM_PER_PX,
-                &mut input[j * 3 * n..(j + 1) * 3 * n],
-            )?;
-        }
+        let mut input = vec![0f32; CROP_CHANNELS * CROP_PX * CROP_PX];
+        cut_three(
+            [src, before, plate],
+            tip_px,
+            px_per_mm,
+            CROP_MM_PER_PX,
+            &mut input,
+        )?;
         let out = net.outputs(input)?;
         let (Some(dx), Some(dy)) = (out.first(), out.get(1)) else {
             return Err(HandsError::Inference(
@@ -295,6 +288,28 @@ impl ContactNet {
             .copied()
             .collect())
     }
+}
+
+/// The same square cut from each of three frames (the frame, the frame before, the
+/// plate) into nine planes, three each, in that order.
+fn cut_three(
+    frames: [&CropSource; 3],
+    tip_px: [f64; 2],
+    px_per_mm: f64,
+    mm_per_px: f64,
+    out: &mut [f32],
+) -> Result<(), HandsError> {
+    let n = 3 * CROP_PX * CROP_PX;
+    for (j, frame) in frames.iter().enumerate() {
+        cut(
+            frame,
+            tip_px,
+            px_per_mm,
+            mm_per_px,
+            &mut out[j * n..(j + 1) * n],
+        )?;
+    }
+    Ok(())
 }
 
 /// Cuts the square around `tip_px` (frame pixels) from `src`, `mm_per_px` millimetres a
