@@ -113,6 +113,18 @@ def degrade(img, rng, blur):
     return img
 
 
+def off_centre(c, meta, rng, each, sigma, limit):
+    """The centre `c` of a crop on the labelled middle fingertip moved to the index or
+    the ring fingertip (each with probability `each`; `meta[2:6]` their offsets), then
+    jittered (`sigma` crop pixels, clipped at `limit`)."""
+    r = rng.random()
+    if r < each:
+        c = c + meta[2:4]
+    elif r < 2 * each:
+        c = c + meta[4:6]
+    return c + np.clip(rng.normal(0, sigma, 2), -limit, limit)
+
+
 def augment(crop, meta, rng, train=True, ctx=None, point=False):
     """crop: side x side x 9 (frame, frame before, plate); ctx: the same over the wider
     square, or None. Returns 9 (18 with ctx) x 48 x 48 float; with `point`, also where
@@ -123,24 +135,14 @@ def augment(crop, meta, rng, train=True, ctx=None, point=False):
     side = crop.shape[0]
     c = np.array([side / 2, side / 2])
     if point and not train:
-        r = rng.random()
-        if r < 0.25:
-            c = c + meta[2:4]
-        elif r < 0.5:
-            c = c + meta[4:6]
-        c = c + np.clip(rng.normal(0, 2.5, 2), -6, 6)
+        c = off_centre(c, meta, rng, 0.25, 2.5, 6)
     if train:
         if meta[8] > 0:
             # Centred on a fingertip the hand network found: its own error is in it.
             c = c + np.clip(rng.normal(0, 1.0, 2), -3, 3)
         else:
-            r = rng.random()
-            if r < 0.3:
-                c = c + meta[2:4]
-            elif r < 0.6:
-                c = c + meta[4:6]
             # The hand network's fingertips lie some millimetres off the true ones.
-            c = c + np.clip(rng.normal(0, 3.5, 2), -8, 8)
+            c = off_centre(c, meta, rng, 0.3, 3.5, 8)
         ang = rng.uniform(0, 360)
         scale = rng.uniform(0.85, 1.18)
     else:

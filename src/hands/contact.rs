@@ -137,17 +137,15 @@ impl ContactModel {
     }
 
     /// The probability that the fingertip at `tip_px` (frame pixels) presses, where the
-    /// image holds `px_per_mm` frame pixels a millimetre; `before` is the frame
-    /// `CONTACT_BEFORE_S` earlier, `plate` the latest frame with no hand over the
-    /// playing area. With two networks, the lower of their two; when the first already
+    /// image holds `px_per_mm` frame pixels a millimetre; `frames` are the frame, the
+    /// frame `CONTACT_BEFORE_S` earlier and the plate (the latest frame with no hand
+    /// over the playing area). With two networks, the lower of their two; when the first already
     /// answers below `enough` (the probability at which a fingertip presses) its answer
     /// stands and the second is not run: the lower of the two could not reach `enough`
     /// either. Most fingertips near a card are not pressing, so this halves the work.
     pub fn press_p(
         &self,
-        src: &CropSource,
-        before: &CropSource,
-        plate: &CropSource,
+        frames: [&CropSource; 3],
         tip_px: [f64; 2],
         px_per_mm: f64,
         enough: f64,
@@ -162,7 +160,6 @@ impl ContactModel {
         let mut input = vec![0f32; scales.len() * CROP_CHANNELS * n];
         // Per scale, the frame, the frame before and the plate, three planes each; the
         // wider square is cut only when a network that takes it runs.
-        let frames = [src, before, plate];
         let cut_scale = |i: usize, input: &mut [f32]| {
             cut_three(
                 frames,
@@ -198,9 +195,7 @@ impl ContactModel {
     /// pixels; `None` without a point network. Arguments as `press_p`'s.
     pub fn press_point(
         &self,
-        src: &CropSource,
-        before: &CropSource,
-        plate: &CropSource,
+        frames: [&CropSource; 3],
         tip_px: [f64; 2],
         px_per_mm: f64,
     ) -> Result<Option<[f64; 2]>, HandsError> {
@@ -208,13 +203,7 @@ impl ContactModel {
             return Ok(None);
         };
         let mut input = vec![0f32; CROP_CHANNELS * CROP_PX * CROP_PX];
-        cut_three(
-            [src, before, plate],
-            tip_px,
-            px_per_mm,
-            CROP_MM_PER_PX,
-            &mut input,
-        )?;
+        cut_three(frames, tip_px, px_per_mm, CROP_MM_PER_PX, &mut input)?;
         let out = net.outputs(input)?;
         let (Some(dx), Some(dy)) = (out.first(), out.get(1)) else {
             return Err(HandsError::Inference(

@@ -557,16 +557,18 @@ impl Perceiver {
             })
             .collect();
         near.sort_by(|a, b| a.1.total_cmp(&b.1));
-        let mut seen: Vec<(f64, usize)> = Vec::with_capacity(CONTACT_TIPS_MAX);
+        let frames = [src, before, plate.as_ref()];
+        // (probability, fingertip, image pixels a millimetre there)
+        let mut seen: Vec<(f64, usize, f64)> = Vec::with_capacity(CONTACT_TIPS_MAX);
         for &(i, _) in near.iter().take(CONTACT_TIPS_MAX) {
             let t0 = std::time::Instant::now();
             let scale = self.px_per_mm(tips[i])?;
-            let p = net.press_p(src, before, plate, h.fingertips_px[i], scale, CONTACT_MIN_P)?;
+            let p = net.press_p(frames, h.fingertips_px[i], scale, CONTACT_MIN_P)?;
             self.stats.contact_s += t0.elapsed().as_secs_f64();
             self.stats.contact_runs += 1;
-            seen.push((p, i));
+            seen.push((p, i, scale));
         }
-        let Some(&(p, best)) = seen.iter().max_by(|a, b| a.0.total_cmp(&b.0)) else {
+        let Some(&(p, best, best_scale)) = seen.iter().max_by(|a, b| a.0.total_cmp(&b.0)) else {
             return Ok(());
         };
         // The card pressed is under the pressing fingertip farthest from the wrist: a
@@ -574,21 +576,20 @@ impl Perceiver {
         // at table height too, look as pressing as it does but may lie over the next
         // card.
         let far = |a: Pt, b: Pt| (a.x_mm - b.x_mm).hypot(a.y_mm - b.y_mm);
-        let i = match wrist_and_tips(outline, tips) {
+        let (i, scale) = match wrist_and_tips(outline, tips) {
             Some((wrist, _)) => seen
                 .iter()
-                .filter(|(q, _)| *q >= CONTACT_MIN_P)
+                .filter(|(q, ..)| *q >= CONTACT_MIN_P)
                 .max_by(|a, b| far(tips[a.1], wrist).total_cmp(&far(tips[b.1], wrist)))
-                .map_or(best, |(_, i)| *i),
-            None => best,
+                .map_or((best, best_scale), |&(_, i, s)| (i, s)),
+            None => (best, best_scale),
         };
         h.contact_p = p;
         h.contact_px = Some(h.fingertips_px[i]);
         if p >= CONTACT_MIN_P {
             // Where it presses: the point network's place when there is one, else the
             // fingertip itself.
-            let scale = self.px_per_mm(tips[i])?;
-            let at = match net.press_point(src, before, plate, h.fingertips_px[i], scale)? {
+            let at = match net.press_point(frames, h.fingertips_px[i], scale)? {
                 Some(px) => {
                     h.contact_px = Some(px);
                     self.map.point_to_field(px)?
