@@ -1,6 +1,7 @@
 //! Moving paper: in a window of the frame, the pixels that are near-white now (the
-//! smallest white-balanced channel, as the card detector's whiteness) and differ from the
-//! layout image, grouped into blobs; and the geometry of a card seen as such a blob.
+//! smallest white-balanced channel, as the card detector's whiteness), of the cards' own
+//! paper colour (measured on the layout's faces), and different from the layout image,
+//! grouped into blobs; and the geometry of a card seen as such a blob.
 
 use crate::detect::cards::{percentile_u8, PAPER_LEVEL};
 use crate::detect::motion::polygon_mask;
@@ -12,8 +13,15 @@ use opencv::prelude::*;
 
 /// Whiteness at or above this is paper.
 pub const WHITE_MIN: f64 = 160.0;
-/// Gray difference from the layout image at or above this is change.
+/// Gray difference from the layout image at or above this is change...
 pub const DIFF_MIN: f64 = 28.0;
+/// ...or at or above this share of the gray step from the tatami to the cards' paper in
+/// the layout image, when that is less (a dim, low-contrast recording: paper over the
+/// tatami near the frame's edge, where the light falls off, differs by less)...
+pub const DIFF_SHARE: f64 = 0.45;
+/// ...but never less than this (a flickering light moves the paper's gray by several
+/// levels).
+pub const DIFF_FLOOR: f64 = 12.0;
 /// A blob whose centre lies this near a claimed blob's box is part of it, px.
 const SAME_BLOB_PX: f64 = 6.0;
 
@@ -33,6 +41,11 @@ pub struct SeenBlob {
 pub struct BlobFinder {
     gains: [f64; 3],
     tatami: Tatami,
+    /// The card paper's colour on this recording (`None`: no card to measure it on, and
+    /// any near-white pixel is taken for paper).
+    paper: Option<Paper>,
+    /// Gray difference from the layout image that is change (`DIFF_MIN`, `DIFF_SHARE`).
+    diff_min: f64,
     reference_gray: Mat,
     /// Where cards settled after the layout: paper there is not new.
     known: Mat,
@@ -40,8 +53,9 @@ pub struct BlobFinder {
 }
 
 impl BlobFinder {
-    /// `layout_image`: the averaged still frames (decoded pixels, BGR).
-    pub fn new(layout_image: &Mat) -> Result<BlobFinder, opencv::Error> {
+    /// `layout_image`: the averaged still frames (decoded pixels, BGR); `cards_px`: the
+    /// layout's card outlines in it, whose white pixels give the paper's colour.
+    pub fn new(layout_image: &Mat, cards_px: &[QuadPx]) -> Result<BlobFinder, opencv::Error> {
         let mut channels = Vector::<Mat>::new();
         core::split(layout_image, &mut channels)?;
         let mut gains = [1.0; 3];
@@ -51,6 +65,11 @@ impl BlobFinder {
         let mut reference_gray = Mat::default();
         imgproc::cvt_color_def(layout_image, &mut reference_gray, imgproc::COLOR_BGR2GRAY)?;
         let tatami = Tatami::measure(layout_image, &gains)?;
+        let paper = Paper::measure(layout_image, &gains, cards_px)?;
+        let diff_min = match &paper {
+            Some(p) => (DIFF_SHARE * (p.gray - tatami.gray)).clamp(DIFF_FLOOR, DIFF_MIN),
+            _ => DIFF_MIN,
+        };
         let known = Mat::new_rows_cols_with_default(
             reference_gray.rows(),
             reference_gray.cols(),
@@ -60,6 +79,8 @@ impl BlobFinder {
         Ok(BlobFinder {
             gains,
             tatami,
+            paper,
+            diff_min,
             reference_gray,
             known,
             placed: Vec::new(),
@@ -196,7 +217,13 @@ impl BlobFinder {
         let mut diff = Mat::default();
         core::absdiff(&gray, &reference, &mut diff)?;
         let mut changed = Mat::default();
-        imgproc::threshold(&diff, &mut changed, DIFF_MIN, 255.0, imgproc::THRESH_BINARY)?;
+        imgproc::threshold(
+            &diff,
+            &mut changed,
+            self.diff_min,
+            255.0,
+            imgproc::THRESH_BINARY,
+        )?;
         let mut fresh = Mat::default();
         core::bitwise_and(&is_white, &changed, &mut fresh, &core::no_array())?;
         let mut not_known = Mat::default();
@@ -216,7 +243,7 @@ impl BlobFinder {
             &mut stats,
             &mut centroids,
         )?;
-        let mut best: Option<(f64, i32, [f64; 2], f64)> = None;
+        let mut found: Vec<(f64, i32, [f64; 2], f64, Rect)> = Vec::new();
         for l in 1..n {
             let area = *stats.at_2d::<i32>(l, imgproc::CC_STAT_AREA)? as f64;
             if area < min_area_px || area > max_area_px {
@@ -245,11 +272,28 @@ impl BlobFinder {
             if d > reach_px {
                 continue;
             }
-            if best.is_none_or(|b| d < b.0) {
-                best = Some((d, l, c, area));
+            let local = Rect::new(
+                bx[0] as i32 - x0,
+                bx[1] as i32 - y0,
+                bw[0] as i32,
+                bw[1] as i32,
+            );
+            found.push((d, l, c, area, local));
+        }
+        found.sort_by(|a, b| a.0.total_cmp(&b.0));
+        // The nearest blob of the paper's colour.
+        let mut best = None;
+        for (_, l, c, area, local) in found {
+            let paper = match &self.paper {
+                Some(p) => p.is_paper(&patch, &labels, l, local, &self.gains)?,
+                None => true,
+            };
+            if paper {
+                best = Some((l, c, area));
+                break;
             }
         }
-        let Some((_, label, centre, area)) = best else {
+        let Some((label, centre, area)) = best else {
             return Ok(None);
         };
         let mut one = Mat::default();
@@ -286,13 +330,15 @@ struct Tatami {
     chroma: [f64; 2],
     chroma_tol: [f64; 2],
     level: f64,
+    /// Its median gray level (not balanced).
+    gray: f64,
 }
 
 impl Tatami {
     fn measure(image: &Mat, gains: &[f64; 3]) -> Result<Tatami, opencv::Error> {
         let (w, h) = (image.cols() as usize, image.rows() as usize);
         let data = image.data_bytes()?;
-        let (mut r, mut g, mut l) = (Vec::new(), Vec::new(), Vec::new());
+        let (mut r, mut g, mut l, mut grays) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         for y in (h / 5..h * 4 / 5).step_by(3) {
             for x in (w / 5..w * 4 / 5).step_by(3) {
                 let i = (y * w + x) * 3;
@@ -311,6 +357,7 @@ impl Tatami {
                 r.push(c[2] / sum);
                 g.push(c[1] / sum);
                 l.push(sum);
+                grays.push(gray_of(&data[i..i + 3]));
             }
         }
         let med = |v: &mut Vec<f64>| -> f64 {
@@ -330,6 +377,7 @@ impl Tatami {
         };
         let (mr, mg) = (med(&mut r), med(&mut g));
         let level = med(&mut l);
+        let gray = med(&mut grays);
         Ok(Tatami {
             chroma: [mr, mg],
             chroma_tol: [
@@ -337,6 +385,7 @@ impl Tatami {
                 (TATAMI_SPREADS * mad(&g, mg)).max(TATAMI_MIN_TOL),
             ],
             level,
+            gray,
         })
     }
 
@@ -357,6 +406,148 @@ impl Tatami {
             && (c[1] - self.chroma[1] * sum).abs() <= self.chroma_tol[1] * sum
     }
 }
+
+/// What the cards' paper looks like on this recording: the chromaticity of the white
+/// pixels inside the layout's card outlines (the face; the border and the ink are not
+/// white), and how far from it a blob of paper's pixels lie. A pale hand is as white as a
+/// card's face by its smallest channel, but not of its colour: followed as new paper, it
+/// was taken for the card it had just sent and ruled out.
+#[derive(Debug, Clone, PartialEq)]
+struct Paper {
+    /// Red and green shares of the white-balanced sum.
+    chroma: [f64; 2],
+    tol: f64,
+    /// Its median gray level (not balanced), as the frames show it.
+    gray: f64,
+}
+
+impl Paper {
+    /// `None` when the outlines hold too few white pixels to measure.
+    fn measure(
+        image: &Mat,
+        gains: &[f64; 3],
+        cards_px: &[QuadPx],
+    ) -> Result<Option<Paper>, opencv::Error> {
+        let (mut r, mut g, mut grays) = (Vec::new(), Vec::new(), Vec::new());
+        // Where each card's pixels begin in `r` and `g`.
+        let mut starts = Vec::new();
+        let bounds = Rect::new(0, 0, image.cols(), image.rows());
+        for q in cards_px {
+            starts.push(r.len());
+            let pts: Vector<Point> = q
+                .iter()
+                .map(|p| Point::new(p[0].round() as i32, p[1].round() as i32))
+                .collect();
+            let rect = imgproc::bounding_rect(&pts)? & bounds;
+            if rect.width < 2 || rect.height < 2 {
+                continue;
+            }
+            let mask = polygon_mask(&pts, rect)?;
+            for y in 0..rect.height {
+                let row = &image.at_row::<core::Vec3b>(rect.y + y)?
+                    [rect.x as usize..(rect.x + rect.width) as usize];
+                for (px, m) in row.iter().zip(mask.at_row::<u8>(y)?) {
+                    if *m == 0 {
+                        continue;
+                    }
+                    let c = balanced(&px.0, gains);
+                    if c.iter().copied().fold(f64::INFINITY, f64::min) < WHITE_MIN {
+                        continue;
+                    }
+                    let sum = c[0] + c[1] + c[2];
+                    r.push(c[2] / sum);
+                    g.push(c[1] / sum);
+                    grays.push(gray_of(&px.0));
+                }
+            }
+        }
+        if r.len() < PAPER_MIN_PIXELS {
+            return Ok(None);
+        }
+        let chroma = [median(&mut r.clone()), median(&mut g.clone())];
+        starts.push(r.len());
+        // Each card's median distance from the paper's colour: how far a card's own
+        // colour strays on this recording (the light across the field, the print).
+        let mut cards: Vec<f64> = starts
+            .windows(2)
+            .filter(|w| w[1] > w[0])
+            .map(|w| {
+                let mut d: Vec<f64> = (w[0]..w[1])
+                    .map(|k| (r[k] - chroma[0]).abs().max((g[k] - chroma[1]).abs()))
+                    .collect();
+                median(&mut d)
+            })
+            .collect();
+        cards.sort_by(|a, b| a.total_cmp(b));
+        let p90 = cards[cards.len() * 9 / 10];
+        Ok(Some(Paper {
+            chroma,
+            tol: (PAPER_SPREAD * p90).max(PAPER_MIN_TOL),
+            gray: median(&mut grays),
+        }))
+    }
+
+    /// How far a pixel's chromaticity lies from the paper's.
+    fn off(&self, c: &[f64; 3]) -> f64 {
+        let sum = (c[0] + c[1] + c[2]).max(1.0);
+        (c[2] / sum - self.chroma[0])
+            .abs()
+            .max((c[1] / sum - self.chroma[1]).abs())
+    }
+
+    /// Whether blob `label` of `labels` (within `rect` of `patch`) is of the paper's
+    /// colour: the median of its pixels' distances (every other pixel both ways).
+    fn is_paper(
+        &self,
+        patch: &Mat,
+        labels: &Mat,
+        label: i32,
+        rect: Rect,
+        gains: &[f64; 3],
+    ) -> Result<bool, opencv::Error> {
+        let mut d = Vec::new();
+        for y in (rect.y..rect.y + rect.height).step_by(2) {
+            let row = patch.at_row::<core::Vec3b>(y)?;
+            let lrow = labels.at_row::<i32>(y)?;
+            for x in (rect.x..rect.x + rect.width).step_by(2) {
+                if lrow[x as usize] == label {
+                    d.push(self.off(&balanced(&row[x as usize].0, gains)));
+                }
+            }
+        }
+        Ok(d.is_empty() || median(&mut d) <= self.tol)
+    }
+}
+
+/// A BGR pixel white-balanced by `gains`.
+fn balanced(bgr: &[u8], gains: &[f64; 3]) -> [f64; 3] {
+    [
+        f64::from(bgr[0]) * gains[0],
+        f64::from(bgr[1]) * gains[1],
+        f64::from(bgr[2]) * gains[2],
+    ]
+}
+
+/// A BGR pixel's gray level, as `COLOR_BGR2GRAY` gives it.
+fn gray_of(bgr: &[u8]) -> f64 {
+    0.114 * f64::from(bgr[0]) + 0.587 * f64::from(bgr[1]) + 0.299 * f64::from(bgr[2])
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    v[v.len() / 2]
+}
+
+/// The paper's colour is measured on at least this many white pixels of the layout's
+/// cards (one card's face at 180p holds several hundred).
+const PAPER_MIN_PIXELS: usize = 200;
+/// A blob is of the paper's colour when its pixels' median distance from it is within
+/// this many times the median distance of 90% of the layout's cards... (On the tuning
+/// recordings a card's pixels, moving or not, lie a median 0.002-0.007 from the paper's
+/// chromaticity, a pale hand's 0.027-0.048.)
+const PAPER_SPREAD: f64 = 4.0;
+/// ...or within this much, whichever is wider.
+const PAPER_MIN_TOL: f64 = 0.015;
 
 /// The tatami's colour spread: a pixel within this many spreads of its median colour
 /// looks like the tatami...
@@ -474,6 +665,20 @@ mod tests {
         }
     }
 
+    /// The layout's two cards.
+    const LAYOUT: [Rect; 2] = [Rect::new(10, 10, 26, 36), Rect::new(40, 10, 26, 36)];
+
+    fn quad(r: &Rect) -> QuadPx {
+        let (x0, y0) = (r.x as f64, r.y as f64);
+        let (x1, y1) = (x0 + r.width as f64, y0 + r.height as f64);
+        [[x0, y0], [x1, y0], [x1, y1], [x0, y1]]
+    }
+
+    fn finder() -> BlobFinder {
+        let cards: Vec<QuadPx> = LAYOUT.iter().map(quad).collect();
+        BlobFinder::new(&field_with(&[]), &cards).unwrap()
+    }
+
     /// A tatami-green frame with a few cream cards (the layout image), and the same
     /// frame with new paper on it.
     fn field_with(extra: &[Rect]) -> Mat {
@@ -485,10 +690,7 @@ mod tests {
         )
         .unwrap();
         let cream = Scalar::new(215.0, 235.0, 242.0, 0.0);
-        for r in [Rect::new(10, 10, 26, 36), Rect::new(40, 10, 26, 36)]
-            .iter()
-            .chain(extra)
-        {
+        for r in LAYOUT.iter().chain(extra) {
             imgproc::rectangle(&mut img, *r, cream, -1, imgproc::LINE_8, 0).unwrap();
         }
         img
@@ -496,7 +698,7 @@ mod tests {
 
     #[test]
     fn a_blob_larger_than_the_area_allowed_is_not_taken_for_a_card() {
-        let finder = BlobFinder::new(&field_with(&[])).unwrap();
+        let finder = finder();
         // A card's face of new paper, and nearer the point asked about a pale region
         // three faces large (a hand).
         let card = Rect::new(220, 150, 26, 36);
@@ -523,6 +725,76 @@ mod tests {
             capped.centre_px
         );
         assert!(capped.area_px <= 1.6 * face);
+    }
+
+    #[test]
+    fn a_pale_hand_is_white_but_not_of_the_papers_colour() {
+        let finder = finder();
+        // Nearer the point asked about, a region of pale skin as large as a face: white
+        // by its smallest channel, but warmer than the cards' paper.
+        let card = Rect::new(220, 150, 26, 36);
+        let hand = Rect::new(120, 120, 26, 36);
+        let mut frame = field_with(&[card]);
+        let skin = Scalar::new(170.0, 200.0, 240.0, 0.0);
+        imgproc::rectangle(&mut frame, hand, skin, -1, imgproc::LINE_8, 0).unwrap();
+        let face = 26.0 * 36.0;
+        let seen = finder
+            .nearest(&frame, [130.0, 130.0], 150.0, [0.2 * face, 1.6 * face], &[])
+            .unwrap()
+            .expect("the card");
+        assert!(
+            (seen.centre_px[0] - 232.5).abs() < 3.0,
+            "the card, not the hand: {:?}",
+            seen.centre_px
+        );
+        // Without a layout to measure the paper on, any white is paper.
+        let blind = BlobFinder::new(&field_with(&[]), &[]).unwrap();
+        let seen = blind
+            .nearest(&frame, [130.0, 130.0], 150.0, [0.2 * face, 1.6 * face], &[])
+            .unwrap()
+            .expect("a blob");
+        assert!(
+            (seen.centre_px[0] - 132.5).abs() < 3.0,
+            "{:?}",
+            seen.centre_px
+        );
+    }
+
+    #[test]
+    fn on_a_dim_recording_paper_a_little_brighter_than_the_tatami_is_new_paper() {
+        // Paper 21 gray levels over the tatami: less than `DIFF_MIN`. Eight cards, so that
+        // the paper is the frame's brightest 3% (its white balance).
+        let tatami = Scalar::new(90.0, 110.0, 110.0, 0.0);
+        let cream = Scalar::new(125.0, 128.0, 128.0, 0.0);
+        let layout: Vec<Rect> = (0..8).map(|k| Rect::new(10 + 30 * k, 10, 26, 36)).collect();
+        let field = |extra: &[Rect]| {
+            let mut img = Mat::new_rows_cols_with_default(240, 320, core::CV_8UC3, tatami).unwrap();
+            for r in layout.iter().chain(extra) {
+                imgproc::rectangle(&mut img, *r, cream, -1, imgproc::LINE_8, 0).unwrap();
+            }
+            img
+        };
+        let cards: Vec<QuadPx> = layout.iter().map(quad).collect();
+        let finder = BlobFinder::new(&field(&[]), &cards).unwrap();
+        assert!(finder.diff_min < DIFF_MIN, "{}", finder.diff_min);
+        let frame = field(&[Rect::new(220, 150, 26, 36)]);
+        let face = 26.0 * 36.0;
+        let seen = finder
+            .nearest(&frame, [200.0, 150.0], 150.0, [0.2 * face, 1.6 * face], &[])
+            .unwrap()
+            .expect("the card");
+        assert!(
+            (seen.centre_px[0] - 232.5).abs() < 3.0,
+            "{:?}",
+            seen.centre_px
+        );
+        // At the fixed level it is not seen.
+        let mut fixed = finder;
+        fixed.diff_min = DIFF_MIN;
+        assert!(fixed
+            .nearest(&frame, [200.0, 150.0], 150.0, [0.2 * face, 1.6 * face], &[])
+            .unwrap()
+            .is_none());
     }
 
     #[test]

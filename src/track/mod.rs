@@ -404,7 +404,7 @@ impl CardTracker {
     ) -> Result<CardTracker, TrackError> {
         let outlines: Vec<QuadPx> = measured.cards.iter().map(|c| c.raw_px).collect();
         let monitor = MotionMonitor::new(&measured.still.image, &outlines)?;
-        let blobs = BlobFinder::new(&measured.still.image)?;
+        let blobs = BlobFinder::new(&measured.still.image, &outlines)?;
         let scale = measured.card_scale();
         let mut face_share: Vec<f64> = measured
             .cards
