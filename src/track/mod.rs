@@ -95,8 +95,10 @@ pub const DRIVER_TIE_MM: f64 = 15.0;
 /// lengths of the card's long side...
 pub const START_REACH: f64 = 0.9;
 /// ...and this much farther for each second it has been disturbed (a card slid over its
-/// neighbours shows new paper only once it is past them)...
-pub const START_REACH_PER_S: f64 = 12.0;
+/// neighbours shows new paper only once it is past them; a card swept out at 3 m/s, the
+/// fastest, covers about 40 of its long sides a second: at 12, one swept at 1.9 m/s
+/// under the hand stayed ahead of the reach until it was out)...
+pub const START_REACH_PER_S: f64 = 40.0;
 /// ...up to this.
 pub const START_REACH_MAX: f64 = 3.0;
 /// A card lost in flight under a hand claims new paper near where it was last seen for
