@@ -157,6 +157,9 @@ pub const VELOCITY_DOUBT: f64 = 0.5;
 /// out leaves at 1-3 m/s. The search for it widens by this much a frame until its
 /// speed is known.
 pub const UNSEEN_SPEED_MAX_MM_S: f64 = 3000.0;
+/// A card followed out of the area keeps the outlines of this many of its last sightings,
+/// to be known paper once it is no longer followed (a tenth of a second at 240 fps).
+pub const LEAVING_OUTLINES: usize = 24;
 /// A crossing time carried back from a sighting out is doubted by this share of the
 /// time carried back (the card slows and turns on the tatami).
 pub const OUT_BACK_DOUBT: f64 = 0.3;
@@ -267,6 +270,9 @@ struct Flight {
     /// When a fingertip of each player (by `Player::index`) was first seen on its paper.
     #[serde(default)]
     first_on_s: [Option<f64>; 2],
+    /// Out of the area: the outlines of its last sightings (`LEAVING_OUTLINES`).
+    #[serde(default)]
+    recent_outlines: VecDeque<Vec<[f64; 2]>>,
 }
 
 impl Flight {
@@ -747,6 +753,7 @@ impl CardTracker {
             touch,
             struck,
             first_on_s: [None; 2],
+            recent_outlines: VecDeque::new(),
         });
         Ok(())
     }
@@ -1250,6 +1257,10 @@ impl CardTracker {
                     f.settled += 1;
                 }
                 f.unseen = 0;
+                f.recent_outlines.push_back(b.outline_px.clone());
+                if f.recent_outlines.len() > LEAVING_OUTLINES {
+                    f.recent_outlines.pop_front();
+                }
                 f.last = b;
             }
             None => f.unseen += 1,
@@ -1257,8 +1268,14 @@ impl CardTracker {
         let long_gone = frame.saturating_sub(f.start_frame) as f64 > LEAVING_MAX_S * self.fps;
         if f.settled >= SETTLE_FRAMES || f.unseen > LOST_FRAMES || long_gone {
             // Where it was last seen, its paper is known from now on: a card lost later
-            // must not find it there.
+            // must not find it there. Its paper may show there in pieces, one a frame
+            // (its ink splits it under a noisy light): the piece last seen, known alone,
+            // left the rest to be taken for the next card a hand lifted, and ruled out
+            // where it lay. So every outline of its last sightings is known.
             self.blobs.rebase(&f.last.outline_px)?;
+            for o in &f.recent_outlines {
+                self.blobs.rebase(o)?;
+            }
             self.cards[i].phase = Phase::Out;
         } else {
             self.cards[i].phase = Phase::Leaving(f);
