@@ -362,11 +362,7 @@ impl Tatami {
         for y in (h / 5..h * 4 / 5).step_by(3) {
             for x in (w / 5..w * 4 / 5).step_by(3) {
                 let i = (y * w + x) * 3;
-                let c = [
-                    f64::from(data[i]) * gains[0],
-                    f64::from(data[i + 1]) * gains[1],
-                    f64::from(data[i + 2]) * gains[2],
-                ];
+                let c = balanced(&data[i..i + 3], gains);
                 if min3(&c) >= white_min {
                     continue;
                 }
@@ -380,24 +376,13 @@ impl Tatami {
                 grays.push(gray_of(&data[i..i + 3]));
             }
         }
-        let med = |v: &mut Vec<f64>| -> f64 {
-            if v.is_empty() {
-                return 0.0;
-            }
-            v.sort_by(|a, b| a.total_cmp(b));
-            v[v.len() / 2]
-        };
         let mad = |v: &[f64], m: f64| -> f64 {
             let mut d: Vec<f64> = v.iter().map(|x| (x - m).abs()).collect();
-            if d.is_empty() {
-                return 0.0;
-            }
-            d.sort_by(|a, b| a.total_cmp(b));
-            d[d.len() / 2] * 1.4826
+            median(&mut d) * 1.4826
         };
-        let (mr, mg) = (med(&mut r), med(&mut g));
-        let level = med(&mut l);
-        let gray = med(&mut grays);
+        let (mr, mg) = (median(&mut r), median(&mut g));
+        let level = median(&mut l);
+        let gray = median(&mut grays);
         Ok(Tatami {
             chroma: [mr, mg],
             chroma_tol: [
@@ -412,11 +397,7 @@ impl Tatami {
     /// Whether a BGR pixel looks like the tatami (its colour whatever the shade: a hand's
     /// shadow darkens the tatami, it does not change its colour).
     fn is_like(&self, bgr: &[u8], gains: &[f64; 3]) -> bool {
-        let c = [
-            f64::from(bgr[0]) * gains[0],
-            f64::from(bgr[1]) * gains[1],
-            f64::from(bgr[2]) * gains[2],
-        ];
+        let c = balanced(bgr, gains);
         let sum = c[0] + c[1] + c[2];
         if sum < 0.3 * self.level || sum > 1.6 * self.level {
             return false;
@@ -566,7 +547,11 @@ fn gray_of(bgr: &[u8]) -> f64 {
     0.114 * f64::from(bgr[0]) + 0.587 * f64::from(bgr[1]) + 0.299 * f64::from(bgr[2])
 }
 
+/// The middle value (0 for none).
 fn median(v: &mut [f64]) -> f64 {
+    if v.is_empty() {
+        return 0.0;
+    }
     v.sort_by(|a, b| a.total_cmp(b));
     v[v.len() / 2]
 }
