@@ -1271,8 +1271,11 @@ impl CardTracker {
             // must not find it there. Its paper may show there in pieces, one a frame
             // (its ink splits it under a noisy light): the piece last seen, known alone,
             // left the rest to be taken for the next card a hand lifted, and ruled out
-            // where it lay. So every outline of its last sightings is known.
-            self.blobs.rebase(&f.last.outline_px)?;
+            // where it lay. So every outline of its last sightings is known (the last
+            // of them is `f.last`, unless it was never seen after it went out).
+            if f.recent_outlines.is_empty() {
+                self.blobs.rebase(&f.last.outline_px)?;
+            }
             for o in &f.recent_outlines {
                 self.blobs.rebase(o)?;
             }
