@@ -707,15 +707,20 @@ impl CardTracker {
             }
         }
         match pushed {
-            // Struck by the neighbour, unless a fingertip lies on it as well.
-            Some((b, h)) if self.nearest_tip_on(i, hands)? != Some(true) => {
-                striker = Some((0.0, b, h));
-            }
-            // Or the hand pushed a neighbour into it: now, or as it may have begun to
-            // move (its paper is first seen a few frames late, and the hand that
-            // follows the neighbour may by then lie on this card's place).
-            None if striker.is_none() && self.through_neighbour_lately(i, hands)? => {
-                striker = Some((0.0, by, hand));
+            // Struck by the neighbour slid into it, wherever the fingertips lie: the
+            // hand driving the neighbour along the row spreads its fingers over this
+            // card's place, and a touch of its own is the hand source's to tell.
+            Some((b, h)) => striker = Some((0.0, b, h)),
+            None if striker.is_none() => {
+                if let Some((b, h)) = self.pushing_neighbour(i)? {
+                    // A neighbour in flight came towards it.
+                    striker = Some((0.0, b, h));
+                } else if self.through_neighbour_lately(i, hands)? {
+                    // Or the hand pushed a neighbour into it: now, or as it may have
+                    // begun to move (its paper is first seen a few frames late, and the
+                    // hand that follows the neighbour may by then lie on its place).
+                    striker = Some((0.0, by, hand));
+                }
             }
             _ => {}
         }
@@ -796,6 +801,42 @@ impl CardTracker {
         Ok(best.map(|(_, j)| j))
     }
 
+    /// The card in flight that slid into resting card `i` along its row: one that lay
+    /// beside it (within `PUSH_NEIGHBOUR_WIDTHS` card widths, in line) and has since
+    /// moved towards it. A card cannot pass through a card lying on the tatami, so `i`,
+    /// setting off now, was struck by it (17-2), wherever the fingertips lie: the hand
+    /// that drives a card along the row spreads its fingers over the next card's place.
+    fn pushing_neighbour(&self, i: usize) -> Result<Option<(By, Option<Hand>)>, TrackError> {
+        let ci = self.cards[i].centre_mm;
+        let size = &self.geometry.size;
+        let mut best: Option<(f64, By, Option<Hand>)> = None;
+        for (j, o) in self.cards.iter().enumerate() {
+            let Phase::Moving(of) = &o.phase else {
+                continue;
+            };
+            if j == i {
+                continue;
+            }
+            let (dx, dy) = (ci[0] - o.centre_mm[0], ci[1] - o.centre_mm[1]);
+            let apart = dx.hypot(dy);
+            if apart > PUSH_NEIGHBOUR_WIDTHS * size.card_w_mm || apart < 1e-9 {
+                continue;
+            }
+            let (ux, uy) = (dx / apart, dy / apart);
+            let now = self.map.point_to_field(of.last.centre_px)?;
+            let (mx, my) = (now.x_mm - o.centre_mm[0], now.y_mm - o.centre_mm[1]);
+            let along = mx * ux + my * uy;
+            let across = (mx * uy - my * ux).abs();
+            if along >= FLIGHT_START_MM
+                && across < along
+                && best.as_ref().is_none_or(|b| apart < b.0)
+            {
+                best = Some((apart, of.by, of.hand));
+            }
+        }
+        Ok(best.map(|(_, b, h)| (b, h)))
+    }
+
     /// The fingertip nearest resting card `i`'s centre, field mm.
     fn nearest_tip(&self, i: usize, hands: &[HandSeen]) -> Result<Option<Pt>, TrackError> {
         let c = &self.cards[i];
@@ -809,21 +850,6 @@ impl CardTracker {
             }
         }
         Ok(tip.map(|(_, p)| p))
-    }
-
-    /// Whether the fingertip nearest resting card `i` lies on it (within `OFF_CARD_MM`);
-    /// `None` when no fingertip is seen.
-    fn nearest_tip_on(&self, i: usize, hands: &[HandSeen]) -> Result<Option<bool>, TrackError> {
-        let size = &self.geometry.size;
-        Ok(self.nearest_tip(i, hands)?.map(|tip| {
-            on_card(
-                &self.cards[i],
-                tip,
-                size.card_w_mm,
-                size.card_h_mm,
-                OFF_CARD_MM,
-            )
-        }))
     }
 
     /// Whether the fingertip nearest card `i` as it starts to move lies off it and on a
