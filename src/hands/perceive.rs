@@ -39,6 +39,14 @@ const CONTACT_BEFORE_SLACK_S: f64 = 0.001;
 /// that lifts from one card and comes down on another takes longer (in the simulator at
 /// least 0.26 s from the end of one press to the next: 0.12 s up, the reach, 35 ms down).
 pub const CONTACT_REPRESS_S: f64 = 0.2;
+/// How far a touch's time, as the contact signal crosses 0.5, strays from the moment the
+/// fingertip meets the card, s (one standard deviation), beyond the bracket between the
+/// runs around it: the signal passes 0.5 while a finger comes down, or a run or two late.
+/// Measured on the six tuning recordings of docs/hands.md with the committed networks:
+/// 125 touches `analyze` found, 12 ms early on average with a spread of 21.6 ms. Every
+/// touch of the hand model carries it in its `t_err_s`, so two touches of different
+/// players closer than the model can order go to review as a close call.
+pub const CONTACT_ONSET_SD_S: f64 = 0.02;
 /// Contact crops are kept this long for that.
 const CONTACT_HISTORY_S: f64 = 0.1;
 /// A pressing fingertip (by the contact network) presses the card within this distance.
@@ -773,7 +781,7 @@ impl Perceiver {
                                 direct: true,
                             },
                             conf: o.contact_p.min(o.conf),
-                            t_err_s: dt / 12f64.sqrt(),
+                            t_err_s: (dt / 12f64.sqrt()).hypot(CONTACT_ONSET_SD_S),
                             frames,
                         };
                         next.pending_contact = Some((poem, ev));

@@ -523,7 +523,7 @@ impl Referee {
                             if dt > EXACT_TIE_S {
                                 draft.flag(
                                     ReviewWhat::CloseCall,
-                                    format!("the touches are {:.1} ms apart, within the camera's timing error ({:.1} ms)", dt * 1e3, sigma * 1e3),
+                                    format!("the touches are {:.1} ms apart, within the camera's timing error ({:.1} ms at {TIE_SIGMAS} standard deviations)", dt * 1e3, TIE_SIGMAS * sigma * 1e3),
                                 );
                             }
                             Err((x, y))
