@@ -692,13 +692,7 @@ impl CardTracker {
         let (mut by, mut hand) = self.driver(at, hands)?;
         let tip_mm = self.nearest_tip_mm(at, hands)?;
         let mut striker: Option<(f64, By, Option<Hand>)> = None;
-        for (j, o) in self.cards.iter().enumerate() {
-            let Phase::Moving(of) = &o.phase else {
-                continue;
-            };
-            if j == i {
-                continue;
-            }
+        for (_, of) in self.flights_but(i) {
             let oc = self.map.point_to_field(of.last.centre_px)?;
             let d = (oc.x_mm - at.x_mm).hypot(oc.y_mm - at.y_mm);
             let reach = STRIKE_REACH * self.geometry.size.card_h_mm;
@@ -801,6 +795,18 @@ impl CardTracker {
         Ok(best.map(|(_, j)| j))
     }
 
+    /// Every card in flight but card `i`, with its flight.
+    fn flights_but(&self, i: usize) -> impl Iterator<Item = (&Card, &Flight)> {
+        self.cards
+            .iter()
+            .enumerate()
+            .filter(move |(j, _)| *j != i)
+            .filter_map(|(_, o)| match &o.phase {
+                Phase::Moving(of) => Some((o, of)),
+                _ => None,
+            })
+    }
+
     /// The card in flight that slid into resting card `i` along its row: one that lay
     /// beside it (within `PUSH_NEIGHBOUR_WIDTHS` card widths, in line) and has since
     /// moved towards it. A card cannot pass through a card lying on the tatami, so `i`,
@@ -810,13 +816,7 @@ impl CardTracker {
         let ci = self.cards[i].centre_mm;
         let size = &self.geometry.size;
         let mut best: Option<(f64, By, Option<Hand>)> = None;
-        for (j, o) in self.cards.iter().enumerate() {
-            let Phase::Moving(of) = &o.phase else {
-                continue;
-            };
-            if j == i {
-                continue;
-            }
+        for (o, of) in self.flights_but(i) {
             let (dx, dy) = (ci[0] - o.centre_mm[0], ci[1] - o.centre_mm[1]);
             let apart = dx.hypot(dy);
             if apart > PUSH_NEIGHBOUR_WIDTHS * size.card_w_mm || apart < 1e-9 {
