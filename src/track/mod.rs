@@ -1033,10 +1033,10 @@ impl CardTracker {
             // sighting proven inside: seen whole both times, by the margin's linear
             // course; else in the middle of the span, where the hidden part leaves no
             // better guess.
+            let whole_both =
+                matches!(f.prev_margin, Some((m0, _)) if full && f.prev_full && margin > m0);
             let (mut t_out, mut span_s) = match f.prev_margin {
-                Some((m0, t0)) if full && f.prev_full && margin > m0 => {
-                    (t0 + (t_s - t0) * (-m0) / (margin - m0), t_s - t0)
-                }
+                Some((m0, t0)) if whole_both => (t0 + (t_s - t0) * (-m0) / (margin - m0), t_s - t0),
                 // Part of it hidden since: where the guessed margin, from its own size
                 // and last turn, crossed nil between the sightings around it, when that
                 // lies in the span; else the middle of the span.
@@ -1052,9 +1052,12 @@ impl CardTracker {
                 }
                 None => (t_s, 1.0 / self.fps),
             };
-            // More than a frame unseen between: seen whole now, carried back along its
-            // own course at its speed to where its margin was nil.
-            if full && span_s > 1.5 / self.fps {
+            // More than a frame unseen between, seen whole now but not before: carried
+            // back along its own course at its speed to where its margin was nil. Seen
+            // whole on both sides, the margin's course is the better guess: the speed
+            // after a gap is smoothed over sightings before it, when the card was faster
+            // or its paper only partly out from under the hand.
+            if full && !whole_both && span_s > 1.5 / self.fps {
                 if let Some(back_s) =
                     self.back_to_line_s(&b, &pts, f.angle_deg, margin, f.vel_px)?
                 {
