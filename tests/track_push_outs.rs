@@ -72,3 +72,10 @@ fn a_card_pushed_out_under_the_pushing_hands_fingers_is_still_a_push_out() {
     // sets off, and the take was ruled direct while a fingertip there kept it so.
     push_outs_ruled(3519, 6);
 }
+
+#[test]
+fn a_push_out_of_a_card_the_layout_could_not_name_is_ruled_by_its_best_match() {
+    // Seed 3516 (640x360) leaves three cards unnamed; the one pushed out at the 4th
+    // reading matches poem 41, the poem read, best: named so, its take is ruled.
+    push_outs_ruled(3516, 6);
+}

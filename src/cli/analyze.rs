@@ -165,6 +165,8 @@ struct Prepared {
     readings: Vec<Reading>,
     /// Readings whose poem was heard only as the closest match (`readings_from_sound`).
     unsure_poems: BTreeMap<u32, String>,
+    /// Cards named by their best match once their poem was to be read, and why.
+    named_by_reading: BTreeMap<u8, String>,
     /// Wall time of the layout measurement, s.
     layout_wall_s: f64,
 }
@@ -190,8 +192,21 @@ fn prepare(dir: &Path) -> Result<Prepared> {
     // the video's end).
     let starts: Vec<f64> = readings.iter().map(|r| r.kami_start_s).collect();
     let layout_started = std::time::Instant::now();
-    let measured =
+    let mut measured =
         measure_layout_readings(&video, &starts, intrinsics.as_ref()).map_err(detect_error)?;
+    let read: Vec<u8> = readings.iter().map(|r| r.poem).collect();
+    let named_by_reading: BTreeMap<u8, String> = measured
+        .name_from_readings(&read)
+        .into_iter()
+        .map(|(poem, score)| {
+            (
+                poem,
+                format!(
+                    "the layout could not name card {poem} surely (score {score:.3}); it is named by its best match, the poem read: check the card"
+                ),
+            )
+        })
+        .collect();
     let layout_wall_s = layout_started.elapsed().as_secs_f64();
     let map = FieldMap::new(
         measured.image_to_field,
@@ -217,6 +232,7 @@ fn prepare(dir: &Path) -> Result<Prepared> {
         map,
         readings,
         unsure_poems,
+        named_by_reading,
         layout_wall_s,
     })
 }
@@ -446,6 +462,7 @@ pub fn analyze(
         Some(namer),
         &RunOptions {
             unsure_poems: p.unsure_poems,
+            named_by_reading: p.named_by_reading,
             ..RunOptions::default()
         },
         resume_from,

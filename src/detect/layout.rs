@@ -13,6 +13,7 @@ use crate::rules::model::{CardPlacement, FieldSize, Layout};
 use opencv::calib3d;
 use opencv::core::Mat;
 use opencv::prelude::*;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 /// Fewer cards than this and the view shows no field.
@@ -50,6 +51,37 @@ pub struct MeasuredLayout {
 }
 
 impl MeasuredLayout {
+    /// Names each card left unnamed whose best-matching poem is one of `read` (the poems
+    /// the reader will read) and named nowhere else, when no other unnamed card matches
+    /// that poem best: a poem read that no named card holds is on the field only if an
+    /// unnamed card holds it, and that card's own best match says which. Returns the
+    /// poems so named, with the card's score; their rulings are for a person to check.
+    pub fn name_from_readings(&mut self, read: &[u8]) -> Vec<(u8, f64)> {
+        let named: BTreeSet<u8> = self.cards.iter().filter_map(|c| c.placement.poem).collect();
+        let mut best_of_unnamed: BTreeMap<u8, usize> = BTreeMap::new();
+        for c in self.cards.iter().filter(|c| c.placement.poem.is_none()) {
+            *best_of_unnamed.entry(c.name.best_poem).or_default() += 1;
+        }
+        let mut out = Vec::new();
+        for (i, c) in self.cards.iter_mut().enumerate() {
+            let best = c.name.best_poem;
+            if c.placement.poem.is_some()
+                || !read.contains(&best)
+                || named.contains(&best)
+                || best_of_unnamed.get(&best) != Some(&1)
+            {
+                continue;
+            }
+            c.placement.poem = Some(best);
+            c.quad.poem = Some(best);
+            if let Some(p) = self.layout.cards.get_mut(i) {
+                p.poem = Some(best);
+            }
+            out.push((best, c.name.score));
+        }
+        out
+    }
+
     /// The typeface styles the layout's cards were named in (`Namer`'s indices): a card
     /// set is printed in one typeface, so cards found again later are read in these.
     pub fn card_styles(&self) -> &[usize] {

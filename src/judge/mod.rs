@@ -192,6 +192,10 @@ pub struct RunOptions {
     /// Readings whose poem is not known surely (heard from the sound track as only the
     /// closest match), by `seq`, with the reason: their rulings are marked for review.
     pub unsure_poems: BTreeMap<u32, String>,
+    /// Cards the layout could not name, named by their best match once it was a poem to
+    /// be read (`MeasuredLayout::name_from_readings`), by poem, with the reason: the
+    /// rulings of their readings are marked for review.
+    pub named_by_reading: BTreeMap<u8, String>,
     /// Call each reading's take as soon as the events show one (`Output::early`), before
     /// its window closes (live).
     pub early_takes: bool,
@@ -205,6 +209,7 @@ impl Default for RunOptions {
             realtime: false,
             more_readings: None,
             unsure_poems: BTreeMap::new(),
+            named_by_reading: BTreeMap::new(),
             early_takes: false,
         }
     }
@@ -272,6 +277,7 @@ pub fn run(
     tracker.eager_search(opts.realtime);
     let mut windows = Windows::new(&measured.layout, readings, hands.is_some());
     windows.unsure_poems(opts.unsure_poems.clone());
+    windows.named_by_reading(opts.named_by_reading.clone());
     windows.fingertip_touches(hands.as_ref().is_some_and(|h| h.touches_from_fingertips()));
     let mut frames = 0usize;
     let mut last_t = 0.0;

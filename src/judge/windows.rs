@@ -37,6 +37,8 @@ pub struct Windows {
     closed_until_s: f64,
     /// Readings whose poem is not known surely, by `seq`, and why.
     unsure: BTreeMap<u32, String>,
+    /// Cards named only by their best match and the reading, by poem, and why.
+    named_by_reading: BTreeMap<u8, String>,
     /// The reading whose take was already called early (`early_take`), by index.
     called: Option<usize>,
     /// Touches that move no card are seen from fingertips alone (a contact network), so
@@ -56,6 +58,7 @@ impl Windows {
             stopped: false,
             closed_until_s: f64::NEG_INFINITY,
             unsure: BTreeMap::new(),
+            named_by_reading: BTreeMap::new(),
             called: None,
             fingertip_touches: false,
         }
@@ -71,6 +74,13 @@ impl Windows {
     /// rulings are marked for review unless something weightier already is.
     pub fn unsure_poems(&mut self, unsure: BTreeMap<u32, String>) {
         self.unsure = unsure;
+    }
+
+    /// Cards named only by their best match once their poem was to be read (by poem,
+    /// with the reason): the rulings of those readings are marked for review unless
+    /// something weightier already is.
+    pub fn named_by_reading(&mut self, named: BTreeMap<u8, String>) {
+        self.named_by_reading = named;
     }
 
     /// Readings ruled so far.
@@ -234,7 +244,7 @@ impl Windows {
                 ruling.why
             );
         }
-        if let Some(reason) = unsure {
+        if let Some(reason) = unsure.or_else(|| self.named_by_reading.get(&r.poem).cloned()) {
             if ruling.needs_review.is_none() {
                 ruling.needs_review = Some(Review {
                     reason,
