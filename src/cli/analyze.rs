@@ -194,7 +194,12 @@ fn prepare(dir: &Path) -> Result<Prepared> {
     let layout_started = std::time::Instant::now();
     let mut measured =
         measure_layout_readings(&video, &starts, intrinsics.as_ref()).map_err(detect_error)?;
-    let read: Vec<u8> = readings.iter().map(|r| r.poem).collect();
+    // Only poems known surely: a poem heard as the closest match names no card.
+    let read: Vec<u8> = readings
+        .iter()
+        .filter(|r| !unsure_poems.contains_key(&r.seq))
+        .map(|r| r.poem)
+        .collect();
     let named_by_reading: BTreeMap<u8, String> = measured
         .name_from_readings(&read)
         .into_iter()
