@@ -692,11 +692,16 @@ impl CardTracker {
         let (mut by, mut hand) = self.driver(at, hands)?;
         let tip_mm = self.nearest_tip_mm(at, hands)?;
         let mut striker: Option<(f64, By, Option<Hand>)> = None;
-        for (_, of) in self.flights_but(i) {
+        // A card in flight struck it: one nearer than any fingertip, or a row-mate that
+        // came towards it, wherever the fingertips lie.
+        for (o, of) in self.flights_but(i) {
             let oc = self.map.point_to_field(of.last.centre_px)?;
             let d = (oc.x_mm - at.x_mm).hypot(oc.y_mm - at.y_mm);
             let reach = STRIKE_REACH * self.geometry.size.card_h_mm;
-            if d <= reach && d < tip_mm && striker.as_ref().is_none_or(|s| d < s.0) {
+            if d <= reach
+                && (d < tip_mm || self.came_towards(i, o, oc))
+                && striker.as_ref().is_none_or(|s| d < s.0)
+            {
                 striker = Some((d, of.by, of.hand));
             }
         }
@@ -705,16 +710,11 @@ impl CardTracker {
             // hand driving the neighbour along the row spreads its fingers over this
             // card's place, and a touch of its own is the hand source's to tell.
             Some((b, h)) => striker = Some((0.0, b, h)),
-            None if striker.is_none() => {
-                if let Some((b, h)) = self.pushing_neighbour(i)? {
-                    // A neighbour in flight came towards it.
-                    striker = Some((0.0, b, h));
-                } else if self.through_neighbour_lately(i, hands)? {
-                    // Or the hand pushed a neighbour into it: now, or as it may have
-                    // begun to move (its paper is first seen a few frames late, and the
-                    // hand that follows the neighbour may by then lie on its place).
-                    striker = Some((0.0, by, hand));
-                }
+            // Or the hand pushed a neighbour into it: now, or as it may have begun to
+            // move (its paper is first seen a few frames late, and the hand that
+            // follows the neighbour may by then lie on this card's place).
+            None if striker.is_none() && self.through_neighbour_lately(i, hands)? => {
+                striker = Some((0.0, by, hand));
             }
             _ => {}
         }
@@ -807,34 +807,24 @@ impl CardTracker {
             })
     }
 
-    /// The card in flight that slid into resting card `i` along its row: one that lay
-    /// beside it (within `PUSH_NEIGHBOUR_WIDTHS` card widths, in line) and has since
-    /// moved towards it. A card cannot pass through a card lying on the tatami, so `i`,
-    /// setting off now, was struck by it (17-2), wherever the fingertips lie: the hand
-    /// that drives a card along the row spreads its fingers over the next card's place.
-    fn pushing_neighbour(&self, i: usize) -> Result<Option<(By, Option<Hand>)>, TrackError> {
+    /// Whether card `o`, in flight and now at `now` (field mm), slid into resting card `i`
+    /// along its row: it lay beside it (within `PUSH_NEIGHBOUR_WIDTHS` card widths) and
+    /// has since moved at least `FLIGHT_START_MM` towards it. A card cannot pass through
+    /// a card lying on the tatami, so `i`, setting off now, was struck by it (17-2),
+    /// wherever the fingertips lie: the hand that drives a card along the row spreads
+    /// its fingers over the next card's place.
+    fn came_towards(&self, i: usize, o: &Card, now: Pt) -> bool {
         let ci = self.cards[i].centre_mm;
-        let size = &self.geometry.size;
-        let mut best: Option<(f64, By, Option<Hand>)> = None;
-        for (o, of) in self.flights_but(i) {
-            let (dx, dy) = (ci[0] - o.centre_mm[0], ci[1] - o.centre_mm[1]);
-            let apart = dx.hypot(dy);
-            if apart > PUSH_NEIGHBOUR_WIDTHS * size.card_w_mm || apart < 1e-9 {
-                continue;
-            }
-            let (ux, uy) = (dx / apart, dy / apart);
-            let now = self.map.point_to_field(of.last.centre_px)?;
-            let (mx, my) = (now.x_mm - o.centre_mm[0], now.y_mm - o.centre_mm[1]);
-            let along = mx * ux + my * uy;
-            let across = (mx * uy - my * ux).abs();
-            if along >= FLIGHT_START_MM
-                && across < along
-                && best.as_ref().is_none_or(|b| apart < b.0)
-            {
-                best = Some((apart, of.by, of.hand));
-            }
+        let (dx, dy) = (ci[0] - o.centre_mm[0], ci[1] - o.centre_mm[1]);
+        let apart = dx.hypot(dy);
+        if apart > PUSH_NEIGHBOUR_WIDTHS * self.geometry.size.card_w_mm || apart < 1e-9 {
+            return false;
         }
-        Ok(best.map(|(_, b, h)| (b, h)))
+        let (ux, uy) = (dx / apart, dy / apart);
+        let (mx, my) = (now.x_mm - o.centre_mm[0], now.y_mm - o.centre_mm[1]);
+        let along = mx * ux + my * uy;
+        let across = (mx * uy - my * ux).abs();
+        along >= FLIGHT_START_MM && across < along
     }
 
     /// The fingertip nearest resting card `i`'s centre, field mm.
