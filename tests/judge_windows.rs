@@ -275,12 +275,13 @@ fn early_takes_call_each_take_once_as_soon_as_its_deciding_event_is_in() {
     }
 }
 
-#[test]
-fn a_take_driven_out_by_both_hands_goes_to_the_owner_and_to_review() {
-    use karuta_referee::rules::{By, Event, EventKind, ReviewWhat, TakeHow};
-    let (layout, readings, events) = example();
-    let (want, _) = adjudicate(&layout, &readings, &events);
-    // A reading taken directly, with no foul and no review.
+/// The example's first reading taken directly, with no foul and no review, as
+/// `adjudicate` rules it, and its window `[from, to)`.
+fn clean_direct_take(
+    want: &[Ruling],
+    readings: &[karuta_referee::rules::Reading],
+) -> (Ruling, f64, f64) {
+    use karuta_referee::rules::TakeHow;
     let taken = want
         .iter()
         .find(|r| {
@@ -289,12 +290,22 @@ fn a_take_driven_out_by_both_hands_goes_to_the_owner_and_to_review() {
                 && r.take.as_ref().is_some_and(|t| t.how == TakeHow::Direct)
         })
         .expect("a clean direct take");
-    let take_s = taken.take.as_ref().unwrap().t_s;
     let k = readings.iter().position(|r| r.seq == taken.seq).unwrap();
     let from = readings[k].kami_start_s;
     let to = readings
         .get(k + 1)
         .map_or(f64::INFINITY, |n| n.kami_start_s);
+    (taken.clone(), from, to)
+}
+
+#[test]
+fn a_take_driven_out_by_both_hands_goes_to_the_owner_and_to_review() {
+    use karuta_referee::rules::{By, Event, EventKind, ReviewWhat, TakeHow};
+    let (layout, readings, events) = example();
+    let (want, _) = adjudicate(&layout, &readings, &events);
+    // A reading taken directly, with no foul and no review.
+    let (taken, from, to) = clean_direct_take(&want, &readings);
+    let take_s = taken.take.as_ref().unwrap().t_s;
     let in_window = |e: &Event| e.t_s >= from && e.t_s < to;
     // The camera saw no touch on the card, only the card going out with both players'
     // hands equally near it.
@@ -330,6 +341,82 @@ fn a_take_driven_out_by_both_hands_goes_to_the_owner_and_to_review() {
     let review = g.needs_review.as_ref().expect("sent to review");
     assert_eq!(review.what, ReviewWhat::CloseCall);
     assert!(review.reason.contains(&format!("card {}", taken.poem)));
+}
+
+#[test]
+fn a_direct_take_of_a_card_both_hands_drove_goes_to_review_unless_both_touches_were_seen() {
+    use karuta_referee::rules::{By, Event, EventKind, ReviewWhat, TakeHow};
+    let (layout, readings, events) = example();
+    let (want, _) = adjudicate(&layout, &readings, &events);
+    let (taken, from, to) = clean_direct_take(&want, &readings);
+    let take = taken.take.clone().unwrap();
+    // The taker's touch stays, the other player's touches of the card are not seen, and
+    // the card goes out with both players' hands equally near it.
+    let judged = |other_touch: bool| {
+        let mut seen: Vec<Event> = events
+            .iter()
+            .filter(|e| {
+                !(e.t_s >= from
+                    && e.t_s < to
+                    && match e.what {
+                        EventKind::Out { poem, .. } => poem == taken.poem,
+                        EventKind::Touch { player, poem, .. } => {
+                            poem == taken.poem && player != take.player
+                        }
+                        _ => false,
+                    })
+            })
+            .cloned()
+            .collect();
+        seen.push(Event::new(
+            take.t_s + 0.1,
+            EventKind::Out {
+                poem: taken.poem,
+                by: By::Both,
+                hand: None,
+            },
+        ));
+        if other_touch {
+            // The other player's touch, seen 80 ms after the taker's: no close call.
+            let hand = events
+                .iter()
+                .find_map(|e| match e.what {
+                    EventKind::Touch { hand, .. } => Some(hand),
+                    _ => None,
+                })
+                .unwrap();
+            seen.push(Event::new(
+                take.t_s + 0.08,
+                EventKind::Touch {
+                    player: take.player.other(),
+                    hand,
+                    poem: taken.poem,
+                    direct: true,
+                },
+            ));
+        }
+        seen.sort_by(|a, b| a.t_s.total_cmp(&b.t_s));
+        let mut w = Windows::new(&layout, readings.clone(), true);
+        w.add(seen);
+        w.finish()
+            .into_iter()
+            .find(|r| r.ruling.seq == taken.seq)
+            .unwrap()
+            .ruling
+    };
+    let alone = judged(false);
+    let t = alone.take.as_ref().expect("a take");
+    assert_eq!((t.player, t.how), (take.player, TakeHow::Direct));
+    let review = alone.needs_review.as_ref().expect("sent to review");
+    assert_eq!(review.what, ReviewWhat::CloseCall);
+    assert!(review
+        .reason
+        .contains(&format!("only {:?}'s touch", take.player)));
+    // Both touches seen, 80 ms apart: the camera ordered them, nothing to review.
+    let both = judged(true);
+    let t = both.take.as_ref().expect("a take");
+    assert_eq!((t.player, t.how), (take.player, TakeHow::Direct));
+    assert!(both.needs_review.is_none(), "{:?}", both.needs_review);
 }
 
 /// Reading 1 of the example (poem 56, a dead card) with A's fingertip on card 10 (A's)

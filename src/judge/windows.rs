@@ -5,7 +5,8 @@
 //! whose poem the sound track could not name surely takes the card taken in its window.
 
 use crate::rules::model::{
-    By, Event, EventKind, FoulKind, MatchResult, Reading, Review, ReviewWhat, Ruling, TakeHow,
+    By, Event, EventKind, FoulKind, MatchResult, Player, Reading, Review, ReviewWhat, Ruling,
+    TakeHow,
 };
 use crate::rules::{Layout, Referee};
 use std::collections::BTreeMap;
@@ -289,28 +290,52 @@ fn taken_card(referee: &Referee, heard: u8, window: &[Event]) -> Option<u8> {
     referee.is_unread_on_field(taken).then_some(taken)
 }
 
-/// A take decided by the read card going out with `both` players as its driver (18-2:
-/// the owner's) is, from the camera, a card that started to move with both players'
-/// hands equally near it, or with no hand seen near it: whose touch came first is not
-/// known, and the ruling says so rather than guess (contract section 5). A ruling the
-/// engine already sends to review keeps its reason.
+/// A read card that started to move with both players' hands equally near it (its `out`
+/// is `by: both`) is a race the camera could not order (contract section 5):
+/// - a take decided by that out alone (18-2: the owner's, simultaneous) says so rather
+///   than guess;
+/// - a direct take resting on one player's touch, with no touch of the card seen from
+///   the other, rests on a touch the other hand may have beaten unseen: near-ties are
+///   where the hand model misses one of two hands on one card (docs/hands.md).
+///
+/// A ruling the engine already sends to review keeps its reason.
 fn mark_undriven_take(r: &mut Ruling, window: &[Event]) {
+    if r.needs_review.is_some() {
+        return;
+    }
+    let Some(take) = r.take.as_ref() else {
+        return;
+    };
     let both_out = window
         .iter()
         .any(|e| matches!(e.what, EventKind::Out { poem, by: By::Both, .. } if poem == r.poem));
-    let simultaneous = r
-        .take
-        .as_ref()
-        .is_some_and(|t| t.how == TakeHow::Simultaneous);
-    if both_out && simultaneous && r.needs_review.is_none() {
-        r.needs_review = Some(Review {
-            reason: format!(
-                "card {} started to move with both players' hands equally near it (or none seen near it): the camera cannot tell whose touch came first, and 18-2 gives it to its owner",
-                r.poem
-            ),
-            what: ReviewWhat::CloseCall,
-        });
+    if !both_out {
+        return;
     }
+    let touched_by = |p: Player| {
+        window.iter().any(|e| {
+            matches!(e.what, EventKind::Touch { player, poem, direct: true, .. }
+                if player == p && poem == r.poem)
+        })
+    };
+    let reason = match take.how {
+        TakeHow::Simultaneous => format!(
+            "card {} started to move with both players' hands equally near it (or none seen near it): the camera cannot tell whose touch came first, and 18-2 gives it to its owner",
+            r.poem
+        ),
+        TakeHow::Direct if !touched_by(take.player.other()) => format!(
+            "card {} started to move with both players' hands equally near it, and only {:?}'s touch of it was seen (at {:.3} s): {:?}'s hand was as near, and its touch may have come first unseen",
+            r.poem,
+            take.player,
+            take.t_s,
+            take.player.other()
+        ),
+        _ => return,
+    };
+    r.needs_review = Some(Review {
+        reason,
+        what: ReviewWhat::CloseCall,
+    });
 }
 
 /// A card counts as moved by a touch when, from the touch to this much later, it goes

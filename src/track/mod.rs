@@ -157,6 +157,29 @@ pub const VELOCITY_DOUBT: f64 = 0.5;
 /// out leaves at 1-3 m/s. The search for it widens by this much a frame until its
 /// speed is known.
 pub const UNSEEN_SPEED_MAX_MM_S: f64 = 3000.0;
+/// A card in flight goes by its learnt speed once it has been seen this many steps
+/// apart: the first step, often between two partial sightings under the hand, can be
+/// anything (1 px a frame for a card swept out at well over 1 m/s), and a speed too low
+/// keeps the search for it too narrow once it goes under the hand.
+pub const SPEED_STEPS_MIN: u32 = 2;
+/// A resting card whose place shows this share of tatami...
+pub const BARE_SHARE: f64 = 0.6;
+/// ...for this many frames in a row has gone, seen to start or not (a card slid away
+/// under the hand): it is missing, and looked for. Its region may never settle enough
+/// for the motion signal to call it moved (a shaking camera).
+pub const BARE_FRAMES: u32 = SETTLE_FRAMES;
+/// A card timed out on its course after it went unseen (`out_on_course`) is timed to
+/// within this share of the time from its last sighting (one standard deviation).
+pub const OUT_COURSE_DOUBT: f64 = 0.5;
+/// ...and never to better than this, s.
+pub const OUT_COURSE_ERR_MIN_S: f64 = 0.002;
+/// Paper within this angle of the way a card lost in flight was going is ahead on its
+/// course (`ahead_on_course`), degrees.
+pub const COURSE_CONE_DEG: f64 = 30.0;
+/// A card in flight has a course to go on for this long after it set off, s: a strike or
+/// a sweep is over sooner, and a card followed longer has come to rest (its partial
+/// paper's centre may wander by 10 px under a noisy light).
+pub const COURSE_MAX_S: f64 = 1.0;
 /// A card followed out of the area keeps the outlines of this many of its last sightings,
 /// to be known paper once it is no longer followed (a tenth of a second at 240 fps).
 pub const LEAVING_OUTLINES: usize = 24;
@@ -250,6 +273,10 @@ struct Flight {
     /// to look for it after frames under a hand.
     #[serde(default)]
     vel_px: Option<[f64; 2]>,
+    /// Steps between sightings its speed was learnt from: one step between two partial
+    /// sightings under a hand can be anything (`SPEED_STEPS_MIN`).
+    #[serde(default)]
+    steps: u32,
     settled: u32,
     /// Frames it has lain still, whether or not its whole face showed...
     #[serde(default)]
@@ -283,6 +310,7 @@ impl Flight {
             from_s: self.prev_margin.map_or(self.start_t_s, |(_, t)| t),
             by: self.by,
             hand: self.hand,
+            lost: None,
         }
     }
 
@@ -300,6 +328,12 @@ impl Flight {
             ],
             None => step,
         });
+        self.steps += 1;
+    }
+
+    /// Its speed, once learnt from enough steps to go by.
+    fn speed_px(&self) -> Option<[f64; 2]> {
+        self.vel_px.filter(|_| self.steps >= SPEED_STEPS_MIN)
     }
 }
 
@@ -310,6 +344,19 @@ struct Left {
     from_s: f64,
     by: By,
     hand: Option<Hand>,
+    /// Where and how fast it was last seen in flight, when it was followed.
+    #[serde(default)]
+    lost: Option<LostAt>,
+}
+
+/// A card in flight at its last sighting before it went unseen.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+struct LostAt {
+    t_s: f64,
+    at_mm: [f64; 2],
+    angle_deg: f64,
+    /// Its speed then, mm/s, when learnt (`SPEED_STEPS_MIN`).
+    speed_mm_s: Option<f64>,
 }
 
 /// The hand that set a card moving, held until the next sighting times the touch.
@@ -344,6 +391,9 @@ struct Card {
     /// by this hand; it starts moving struck by that card once its paper shows.
     #[serde(default)]
     pushed_by: Option<(By, Option<Hand>)>,
+    /// Frames in a row its resting place has shown mostly tatami (`BARE_SHARE`).
+    #[serde(default)]
+    bare_frames: u32,
 }
 
 /// Follows every card of the layout through the frames.
@@ -439,6 +489,7 @@ impl CardTracker {
                 phase: Phase::Resting,
                 disturbed_since_s: None,
                 pushed_by: None,
+                bare_frames: 0,
             })
             .collect();
         Ok(CardTracker {
@@ -568,6 +619,7 @@ impl CardTracker {
             if sig.state == CardState::Still {
                 c.disturbed_since_s = None;
                 c.pushed_by = None;
+                c.bare_frames = 0;
             } else {
                 c.disturbed_since_s.get_or_insert(t_s);
             }
@@ -585,7 +637,12 @@ impl CardTracker {
             match self.cards[i].phase.clone() {
                 Phase::Resting if state != CardState::Still => {
                     self.maybe_start(i, frame, t_s, bgr, hands, &mut claimed)?;
-                    if matches!(self.cards[i].phase, Phase::Resting) && state == CardState::Moved {
+                    let resting = matches!(self.cards[i].phase, Phase::Resting);
+                    let bare = resting && self.vacated_share(i, bgr)? >= BARE_SHARE;
+                    let c = &mut self.cards[i];
+                    c.bare_frames = if bare { c.bare_frames + 1 } else { 0 };
+                    if resting && (state == CardState::Moved || c.bare_frames >= BARE_FRAMES) {
+                        c.bare_frames = 0;
                         let c = &self.cards[i];
                         let at = Pt::new(c.centre_mm[0], c.centre_mm[1]);
                         let (by, hand) = self.driver(at, hands)?;
@@ -594,7 +651,12 @@ impl CardTracker {
                             since_frame: frame,
                             given_up: false,
                             lost_at_px: None,
-                            left: Some(Left { from_s, by, hand }),
+                            left: Some(Left {
+                                from_s,
+                                by,
+                                hand,
+                                lost: None,
+                            }),
                         };
                     }
                 }
@@ -663,19 +725,24 @@ impl CardTracker {
         // A card in flight gone under a hand shows again farther along: new paper nearer
         // its last sighting than this card's place is its own, not this card set moving.
         for (j, o) in self.cards.iter().enumerate() {
+            // (where it was lost, and whether it was still going: paper ahead on the
+            // course of a card in flight is its own too)
             let lost_at = match &o.phase {
-                Phase::Moving(of) if of.unseen > 0 => Some(of.last.centre_px),
+                Phase::Moving(of) if of.unseen > 0 => {
+                    Some((of.last.centre_px, self.course_px(j, of, frame)))
+                }
                 Phase::Missing {
                     since_frame,
                     lost_at_px: Some(at),
                     ..
                 } if (frame.saturating_sub(*since_frame) as f64) < LOST_CLAIM_S * self.fps => {
-                    Some(*at)
+                    Some((*at, None))
                 }
                 _ => None,
             };
-            if let Some(lc) = lost_at {
-                if j != i && dist(lc, b.centre_px) < d_own {
+            if let Some((lc, going)) = lost_at {
+                let on_course = going.is_some_and(|way| ahead_on_course(lc, way, b.centre_px));
+                if j != i && (dist(lc, b.centre_px) < d_own || on_course) {
                     return Ok(());
                 }
             }
@@ -743,6 +810,7 @@ impl CardTracker {
             prev_full: false,
             guess_margin: None,
             vel_px: None,
+            steps: 0,
             settled: 0,
             still: 0,
             stopped_at_px: None,
@@ -939,7 +1007,7 @@ impl CardTracker {
         let Phase::Moving(mut f) = self.cards[i].phase.clone() else {
             return Ok(());
         };
-        let seen = self.sighting(i, &f, bgr, claimed)?;
+        let seen = self.sighting(i, &f, frame, bgr, claimed)?;
         self.tell_touch(i, &mut f, seen.as_ref().map(|b| (b, frame)), events);
         let Some(b) = seen else {
             f.unseen += 1;
@@ -960,7 +1028,7 @@ impl CardTracker {
                     since_frame: frame,
                     given_up: false,
                     lost_at_px: Some(f.last.centre_px),
-                    left: Some(f.left()),
+                    left: Some(self.left_of(&f)?),
                 };
             } else {
                 self.cards[i].phase = Phase::Moving(f);
@@ -1100,7 +1168,7 @@ impl CardTracker {
                 since_frame: frame,
                 given_up: false,
                 lost_at_px: Some(f.last.centre_px),
-                left: Some(f.left()),
+                left: Some(self.left_of(&f)?),
             };
         } else {
             self.cards[i].phase = Phase::Moving(f);
@@ -1203,21 +1271,41 @@ impl CardTracker {
         &self,
         i: usize,
         f: &Flight,
+        frame: usize,
         bgr: &Mat,
         claimed: &[[f64; 4]],
     ) -> Result<Option<blob::SeenBlob>, TrackError> {
         let ahead = f64::from(f.unseen + 1);
-        let v = f.vel_px.unwrap_or([0.0; 2]);
+        let v = f.speed_px().unwrap_or([0.0; 2]);
         let at = [
             f.last.centre_px[0] + v[0] * ahead,
             f.last.centre_px[1] + v[1] * ahead,
         ];
         let base_px = blob::quad_long_side(&self.cards[i].rest_px) * 0.6;
         let fastest_px = UNSEEN_SPEED_MAX_MM_S / self.fps * self.px_per_mm();
-        let (reach_px, limit_px) = sighting_reach(base_px, fastest_px, f.vel_px, f.unseen);
+        let (reach_px, limit_px) = sighting_reach(base_px, fastest_px, f.speed_px(), f.unseen);
         let areas = self.card_blob_areas_px();
-        let seen = self.blobs.nearest(bgr, at, reach_px, areas, claimed)?;
-        Ok(seen.filter(|b| dist(b.centre_px, f.last.centre_px) <= limit_px))
+        let seen = self
+            .blobs
+            .nearest(bgr, at, reach_px, areas, claimed)?
+            .filter(|b| dist(b.centre_px, f.last.centre_px) <= limit_px);
+        let Some(way) = self.course_px(i, f, frame) else {
+            return Ok(seen);
+        };
+        if seen.is_some() || f.unseen == 0 {
+            return Ok(seen);
+        }
+        // Still going when last seen, under a hand it may have gone on faster than the
+        // speed learnt before: paper ahead on its course, as far as a card can go, is its
+        // own. (A card that has come to rest has no course: hard-9303 card 16, lying half
+        // over the line for 1.4 s, took paper lying out 130 px beyond it.)
+        Ok(self
+            .blobs
+            .nearest(bgr, f.last.centre_px, limit_px, areas, claimed)?
+            .filter(|b| {
+                dist(b.centre_px, f.last.centre_px) <= limit_px
+                    && ahead_on_course(f.last.centre_px, way, b.centre_px)
+            }))
     }
 
     /// How long ago a card seen wholly out (outline `pts`, field mm, `margin` past the
@@ -1268,7 +1356,7 @@ impl CardTracker {
         let Phase::Leaving(mut f) = self.cards[i].phase.clone() else {
             return Ok(());
         };
-        match self.sighting(i, &f, bgr, claimed)? {
+        match self.sighting(i, &f, frame, bgr, claimed)? {
             Some(b) => {
                 claimed.push(b.bbox_px());
                 f.learn_speed(&b);
@@ -1305,6 +1393,27 @@ impl CardTracker {
         Ok(())
     }
 
+    /// How a flight left sight (`Flight::left`), with where and how fast it was last seen.
+    fn left_of(&self, f: &Flight) -> Result<Left, TrackError> {
+        let at = self.map.point_to_field(f.last.centre_px)?;
+        let speed_mm_s = f
+            .speed_px()
+            .map(|v| v[0].hypot(v[1]) * self.fps / self.px_per_mm());
+        let t_s = f
+            .unseen_from_s
+            .map_or(f.start_t_s, |t| t - 1.0 / self.fps)
+            .max(f.start_t_s);
+        Ok(Left {
+            lost: Some(LostAt {
+                t_s,
+                at_mm: [at.x_mm, at.y_mm],
+                angle_deg: f.angle_deg,
+                speed_mm_s,
+            }),
+            ..f.left()
+        })
+    }
+
     /// Whether a flight's paper, seen at `b`, still lies within `SETTLE_DRIFT_MM` of
     /// where it stopped; when it has moved on, its stillness starts again from here.
     fn lies_still(&self, f: &mut Flight, b: &SeenBlob) -> bool {
@@ -1319,6 +1428,15 @@ impl CardTracker {
                 false
             }
         }
+    }
+
+    /// Which way card `i`'s flight `f` was going at its last sighting (px, from its
+    /// place to there), while it is young enough to be still going
+    /// (`COURSE_MAX_S`): a card followed longer has come to rest and has no course.
+    fn course_px(&self, i: usize, f: &Flight, frame: usize) -> Option<[f64; 2]> {
+        let young = (frame.saturating_sub(f.start_frame) as f64) < COURSE_MAX_S * self.fps;
+        let rest = centre_px(&self.cards[i].rest_px);
+        young.then(|| [f.last.centre_px[0] - rest[0], f.last.centre_px[1] - rest[1]])
     }
 
     /// Decoded pixels per field millimetre, near the field's centre.
@@ -1399,7 +1517,10 @@ impl CardTracker {
                 if let (Phase::Missing { left: Some(l), .. }, Some(poem)) =
                     (&self.cards[i].phase, self.cards[i].poem)
                 {
-                    events.extend(out_while_unseen(poem, l, t_s));
+                    let course = l
+                        .lost
+                        .and_then(|lost| out_on_course(&self.geometry, &lost, c, angle_deg));
+                    events.extend(out_while_unseen(poem, l, t_s, course));
                 }
                 Phase::Out
             } else {
@@ -1679,17 +1800,71 @@ fn sighting_reach(
     (reach, limit)
 }
 
-fn out_while_unseen(poem: u8, l: &Left, found_s: f64) -> [Event; 2] {
+/// How long after its last sighting in flight (`lost`) a card found lying out at `found`
+/// (field mm, turned `found_deg`) went wholly out, s: slowing evenly from its speed
+/// then to rest where it lies (a card sliding on tatami is slowed by friction), it
+/// crossed where its outline first lay wholly outside on the way. `None` when its speed
+/// was not learnt, or it moved too little to tell.
+fn out_on_course(
+    geometry: &FieldGeometry,
+    lost: &LostAt,
+    found: Pt,
+    found_deg: f64,
+) -> Option<f64> {
+    let v0 = lost.speed_mm_s.filter(|v| *v > 1.0)?;
+    let (dx, dy) = (found.x_mm - lost.at_mm[0], found.y_mm - lost.at_mm[1]);
+    let len = dx.hypot(dy);
+    if len < 1.0 {
+        return None;
+    }
+    let angle = nearest_mod_180(found_deg, lost.angle_deg);
+    let out_at = |s: f64| {
+        let k = s / len;
+        geometry.card_is_out(
+            lost.at_mm[0] + k * dx,
+            lost.at_mm[1] + k * dy,
+            lost.angle_deg + k * (angle - lost.angle_deg),
+        )
+    };
+    if out_at(0.0) || !out_at(len) {
+        return None;
+    }
+    // The first point of the course wholly out, to a tenth of a millimetre.
+    let (mut inside, mut out) = (0.0, len);
+    while out - inside > 0.1 {
+        let mid = 0.5 * (inside + out);
+        if out_at(mid) {
+            out = mid;
+        } else {
+            inside = mid;
+        }
+    }
+    // Even slowing from v0 to rest over `len`: s(t) = v0 t - a t^2 / 2, a = v0^2 / 2 len.
+    let a = v0 * v0 / (2.0 * len);
+    Some((v0 - (v0 * v0 - 2.0 * a * out).max(0.0).sqrt()) / a)
+}
+
+/// The `unseen` span of a card found lying out, and its `out`: on its course from its
+/// last sighting in flight when that is known (`course_s` after it, within the span),
+/// otherwise in the middle of the span.
+fn out_while_unseen(poem: u8, l: &Left, found_s: f64, course_s: Option<f64>) -> [Event; 2] {
     let from_s = l.from_s.min(found_s);
+    let on_course = l
+        .lost
+        .zip(course_s)
+        .map(|(lost, c)| (lost.t_s + c).clamp(from_s, found_s));
     let mut out = Event::new(
-        (from_s + found_s) / 2.0,
+        on_course.unwrap_or((from_s + found_s) / 2.0),
         EventKind::Out {
             poem,
             by: l.by,
             hand: l.hand,
         },
     );
-    out.t_err_s = (found_s - from_s) / 2.0;
+    out.t_err_s = match (on_course, course_s) {
+        (Some(_), Some(c)) => (OUT_COURSE_DOUBT * c).max(OUT_COURSE_ERR_MIN_S),
+        _ => (found_s - from_s) / 2.0,
+    };
     let unseen = Event::new(
         from_s,
         EventKind::Unseen {
@@ -1699,6 +1874,16 @@ fn out_while_unseen(poem: u8, l: &Left, found_s: f64) -> [Event; 2] {
         },
     );
     [unseen, out]
+}
+
+/// Whether paper at `paper` lies ahead on the course of a card last seen at `last` going
+/// `way` (px, any length): within `COURSE_CONE_DEG` of that way.
+fn ahead_on_course(last: [f64; 2], way: [f64; 2], paper: [f64; 2]) -> bool {
+    let e = [paper[0] - last[0], paper[1] - last[1]];
+    let (nd, ne) = (way[0].hypot(way[1]), e[0].hypot(e[1]));
+    nd > 0.0
+        && ne >= 1.0
+        && (way[0] * e[0] + way[1] * e[1]) >= nd * ne * COURSE_CONE_DEG.to_radians().cos()
 }
 
 /// `a` or `a + 180` moved by whole turns to lie nearest `reference`.
@@ -1735,13 +1920,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_card_found_out_after_going_unseen_went_out_in_the_middle_of_the_span() {
+    fn a_card_found_out_after_going_unseen_with_no_course_went_out_in_the_middle_of_the_span() {
         let left = Left {
             from_s: 4.0,
             by: By::B,
             hand: Some(Hand::Left),
+            lost: None,
         };
-        let [unseen, out] = out_while_unseen(27, &left, 4.5);
+        let [unseen, out] = out_while_unseen(27, &left, 4.5, None);
         match unseen.what {
             EventKind::Unseen { from_s, to_s, .. } => assert_eq!((from_s, to_s), (4.0, 4.5)),
             w => panic!("{w:?}"),
@@ -1759,6 +1945,66 @@ mod tests {
     }
 
     #[test]
+    fn a_card_lost_in_flight_went_out_where_its_even_slowing_course_crossed() {
+        let g = FieldGeometry::default();
+        let area = g.playing_area();
+        // Unturned (its width along x), lost 40 mm inside the right-hand line at 1 m/s,
+        // found at rest 100 mm beyond it.
+        let y = 0.5 * (area.y0_mm + area.y1_mm);
+        let w = g.size.card_w_mm;
+        let lost = LostAt {
+            t_s: 2.0,
+            at_mm: [area.x1_mm - 40.0, y],
+            angle_deg: 0.0,
+            speed_mm_s: Some(1000.0),
+        };
+        let found = Pt::new(area.x1_mm + 100.0, y);
+        let t = out_on_course(&g, &lost, found, 0.0).expect("a course that crosses");
+        // Wholly out once its near edge passes the line: 40 + w / 2 mm along 140 mm,
+        // slowing evenly from 1000 mm/s to rest.
+        let (d, len, v0) = (40.0 + 0.5 * w, 140.0, 1000.0);
+        let a = v0 * v0 / (2.0 * len);
+        let want = (v0 - (v0 * v0 - 2.0 * a * d).sqrt()) / a;
+        assert!((t - want).abs() < 1e-3, "{t} against {want}");
+        // Faster than at an even speed would have gone the distance, later than never slowing.
+        assert!(t > d / v0 && t < 2.0 * d / v0);
+        // No speed learnt, or found inside the area: no course to time it by.
+        let unknown = LostAt {
+            speed_mm_s: None,
+            ..lost
+        };
+        assert!(out_on_course(&g, &unknown, found, 0.0).is_none());
+        assert!(out_on_course(&g, &lost, Pt::new(area.x1_mm - 60.0, y), 0.0).is_none());
+        // The events: the out on that course, timed to within half of it.
+        let left = Left {
+            from_s: 1.99,
+            by: By::A,
+            hand: Some(Hand::Right),
+            lost: Some(lost),
+        };
+        let [_, out] = out_while_unseen(5, &left, 3.0, Some(t));
+        assert!((out.t_s - (2.0 + t)).abs() < 1e-9);
+        assert!((out.t_err_s - OUT_COURSE_DOUBT * t).abs() < 1e-9);
+    }
+
+    #[test]
+    fn paper_ahead_on_a_lost_cards_course_is_within_the_cone_of_its_way() {
+        let (last, way) = ([140.0, 50.0], [4.0, 0.0]);
+        // Straight on, and 20 degrees off: ahead.
+        assert!(ahead_on_course(last, way, [240.0, 50.0]));
+        let off = 20f64.to_radians();
+        assert!(ahead_on_course(
+            last,
+            way,
+            [140.0 + 80.0 * off.cos(), 50.0 + 80.0 * off.sin()]
+        ));
+        // Across its way, behind it, or no way at all: not ahead.
+        assert!(!ahead_on_course(last, way, [150.0, 120.0]));
+        assert!(!ahead_on_course(last, way, [90.0, 50.0]));
+        assert!(!ahead_on_course(last, [0.0, 0.0], [240.0, 50.0]));
+    }
+
+    #[test]
     fn a_point_is_on_a_turned_card_within_its_outline_and_the_margin() {
         let c = Card {
             poem: Some(1),
@@ -1769,6 +2015,7 @@ mod tests {
             phase: Phase::Resting,
             disturbed_since_s: None,
             pushed_by: None,
+            bare_frames: 0,
         };
         // Turned a quarter: its 73 mm height lies along x, its 52 mm width along y.
         assert!(on_card(&c, Pt::new(100.0 + 35.0, 50.0), 52.0, 73.0, 0.0));
