@@ -245,18 +245,21 @@ pub fn heard_readings(
         let pause = frames_of(PAUSE_BEFORE_S);
         let mut start_voiced = va.max(busy_until);
         if start_voiced < a.saturating_sub(frames_of(0.3)) {
-            // Speech ran into the held kana: a verse's opening only after a pause (a short
-            // shimo-no-ku closes less than VERSE_GAP_MAX_S before the next kami-no-ku).
-            if (a.saturating_sub(pause)..a).any(|i| tr.voiced[i]) {
-                continue;
-            }
-            // Unless that speech is the held kana itself, broken for a moment: it sounds
-            // no further from the held kana's opening than the kana's two halves do from
-            // each other, within HELD_BREAK_RATIO_MAX.
+            // Speech ran into the held kana. It may be the held kana itself, broken for a
+            // moment: it then sounds no further from the held kana's opening than the
+            // kana's two halves do from each other, within HELD_BREAK_RATIO_MAX.
             let half = frames_of(HELD_MIN_S / 2.0);
             let within = voiced_ceps_distance(&tr, (a, a + half), (a + half, a + 2 * half));
             let run_in = voiced_ceps_distance(&tr, (start_voiced, a), (a, a + half));
-            if run_in > HELD_BREAK_RATIO_MAX * within {
+            let the_held_kana = run_in <= HELD_BREAK_RATIO_MAX * within;
+            if (a.saturating_sub(pause)..a).any(|i| tr.voiced[i]) {
+                // Without a pause before the held kana, only the held kana itself, broken
+                // for less than a pause, opens the verse (a short shimo-no-ku closes less
+                // than VERSE_GAP_MAX_S before the next kami-no-ku).
+                if !the_held_kana {
+                    continue;
+                }
+            } else if !the_held_kana {
                 start_voiced = a;
             }
         }
@@ -920,5 +923,43 @@ mod tests {
             (1..=6).map(Some).collect::<Vec<_>>(),
             "before: {before:?}"
         );
+    }
+
+    /// A vowel-like sound: harmonics of 150 Hz whose balance is set by `shade` (0..1).
+    fn vowel(t_s: f64, shade: f64) -> f32 {
+        (1..12)
+            .map(|h| {
+                let weight =
+                    (1.0 - shade) / h as f64 + shade * (-((h as f64 - 5.0).powi(2)) / 4.0).exp();
+                weight * (2.0 * std::f64::consts::PI * 150.0 * h as f64 * t_s).sin()
+            })
+            .sum::<f64>() as f32
+            * 0.05
+    }
+
+    #[test]
+    fn a_held_kana_broken_for_less_than_a_pause_opens_its_verse_at_its_first_piece() {
+        const RATE: u32 = 16_000;
+        // Silence, then a held kana from 2.0 s drifting slowly in shade, broken from 2.4
+        // to 2.48 s, held on to 3.1 s; then 3 s of shorter sounds of changing shades.
+        let n = 8 * RATE as usize;
+        let x: Vec<f32> = (0..n)
+            .map(|i| {
+                let t = i as f64 / RATE as f64;
+                let hiss = ((i * 7919) % 101) as f32 / 101.0 - 0.5;
+                let voice = if (2.0..2.4).contains(&t) || (2.48..3.1).contains(&t) {
+                    vowel(t, (t - 2.0) / 1.1 * 0.5)
+                } else if (3.1..6.1).contains(&t) && (t - 3.1) % 0.25 < 0.21 {
+                    vowel(t, ((t - 3.1) / 0.25).floor() % 4.0 / 3.0)
+                } else {
+                    0.0
+                };
+                voice + hiss * 0.0005
+            })
+            .collect();
+        let heard = heard_readings(Path::new("test.wav"), &x, RATE).expect("a verse");
+        assert_eq!(heard.len(), 1, "{heard:?}");
+        let start = heard[0].kami_start_s;
+        assert!((start - 2.0).abs() < 0.03, "verse heard from {start:.3} s");
     }
 }
