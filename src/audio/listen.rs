@@ -6,6 +6,7 @@
 //! and templates, never files.
 
 use super::features::{analyze, Frames, CEPS, HOP_S, WIN};
+use super::lead::{back_date_hidden_consonants, Levels};
 use super::onset::sound_start;
 use super::templates::{embedded, poem_template, KanaTemplates, TEMPLATE_STEP};
 use super::AudioError;
@@ -14,9 +15,9 @@ use crate::rules::poems::{poem, Poem};
 use std::path::Path;
 
 /// A frame is voiced when its autocorrelation peak passes this.
-const VOICING_MIN: f32 = 0.55;
+pub(super) const VOICING_MIN: f32 = 0.55;
 /// ... and its speech-band level is this far above the local floor, dB.
-const ABOVE_FLOOR_DB: f32 = 8.0;
+pub(super) const ABOVE_FLOOR_DB: f32 = 8.0;
 /// The first kana is held about a second; a voiced run this long may open a verse.
 const HELD_MIN_S: f64 = 0.55;
 /// Inside a held kana a frame counts with this much voicing while its level stays up ...
@@ -322,6 +323,12 @@ pub fn heard_readings(
         last_inner_gap = inner_gap;
     }
     rename_in_the_readers_voice(templates, &mut out, &mut verses);
+    let levels = Levels {
+        voicing: &tr.f.voicing,
+        level_db: &tr.f.level_db,
+        floor_db: &tr.floor,
+    };
+    back_date_hidden_consonants(&levels, &mut out);
     // The shimo-no-ku: the first voiced speech after each kami-no-ku, before the next.
     let n = out.len();
     for k in 0..n {
