@@ -1,7 +1,7 @@
 //! `readings` cost on a 10-minute recording: a black video dubbed with a tournament
-//! reader's timeline (espeak-held over a moderate hall), then the timeline heard back
-//! from the sound track (decoding included). `cargo bench --bench audio` (needs ffmpeg
-//! and espeak-ng). Under `cargo test` (no `--bench` flag) it only checks it runs, on a
+//! reader's timeline (espeak-held over a moderate hall, or the voice named by
+//! `KARUTA_BENCH_VOICE`), then the timeline heard back from the sound track (decoding
+//! included). `cargo bench --bench audio` (needs ffmpeg and espeak-ng). Under `cargo test` (no `--bench` flag) it only checks it runs, on a
 //! 40-second recording.
 
 use karuta_referee::audio::{self, timeline::tournament_timeline, DubOptions, NoiseLevel};
@@ -27,7 +27,7 @@ fn main() {
         .expect("ffmpeg");
     assert!(ok.success());
     let opts = DubOptions {
-        voice: "espeak-held".into(),
+        voice: std::env::var("KARUTA_BENCH_VOICE").unwrap_or_else(|_| "espeak-held".into()),
         noise: NoiseLevel::Moderate,
         seed: 3,
         cache_dir: Path::new(env!("CARGO_MANIFEST_DIR")).join("data/audio-cache"),
@@ -40,9 +40,11 @@ fn main() {
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     if benching {
         println!(
-            "audio: readings on a {target_s:.0} s recording ({} readings spoken, {} heard): {secs:.2} s ({threads} threads available)",
+            "audio: readings on a {target_s:.0} s recording ({}, {} readings spoken, {} heard, {} named): {secs:.2} s ({threads} threads available)",
+            opts.voice,
             readings.len(),
-            heard.len()
+            heard.len(),
+            heard.iter().filter(|r| r.poem.is_some()).count()
         );
     }
     let _ = std::fs::remove_dir_all(&dir);

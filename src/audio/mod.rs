@@ -8,6 +8,7 @@
 pub mod error;
 pub mod features;
 pub mod hall;
+pub mod lead;
 pub mod listen;
 pub mod onset;
 pub mod pcm;
