@@ -303,17 +303,6 @@ struct Flight {
 }
 
 impl Flight {
-    /// How it left: last seen still reaching into the playing area at `from_s` (its
-    /// start when it never was).
-    fn left(&self) -> Left {
-        Left {
-            from_s: self.prev_margin.map_or(self.start_t_s, |(_, t)| t),
-            by: self.by,
-            hand: self.hand,
-            lost: None,
-        }
-    }
-
     /// Its speed, from its last sighting to `b` (seen `unseen + 1` frames later).
     fn learn_speed(&mut self, b: &SeenBlob) {
         let gap = f64::from(self.unseen + 1);
@@ -1289,12 +1278,12 @@ impl CardTracker {
             .blobs
             .nearest(bgr, at, reach_px, areas, claimed)?
             .filter(|b| dist(b.centre_px, f.last.centre_px) <= limit_px);
-        let Some(way) = self.course_px(i, f, frame) else {
-            return Ok(seen);
-        };
         if seen.is_some() || f.unseen == 0 {
             return Ok(seen);
         }
+        let Some(way) = self.course_px(i, f, frame) else {
+            return Ok(None);
+        };
         // Still going when last seen, under a hand it may have gone on faster than the
         // speed learnt before: paper ahead on its course, as far as a card can go, is its
         // own. (A card that has come to rest has no course: hard-9303 card 16, lying half
@@ -1393,7 +1382,8 @@ impl CardTracker {
         Ok(())
     }
 
-    /// How a flight left sight (`Flight::left`), with where and how fast it was last seen.
+    /// How a flight left sight: last seen still reaching into the playing area at
+    /// `from_s` (its start when it never was), and where and how fast it was last seen.
     fn left_of(&self, f: &Flight) -> Result<Left, TrackError> {
         let at = self.map.point_to_field(f.last.centre_px)?;
         let speed_mm_s = f
@@ -1410,7 +1400,9 @@ impl CardTracker {
                 angle_deg: f.angle_deg,
                 speed_mm_s,
             }),
-            ..f.left()
+            from_s: f.prev_margin.map_or(f.start_t_s, |(_, t)| t),
+            by: f.by,
+            hand: f.hand,
         })
     }
 
@@ -1849,22 +1841,22 @@ fn out_on_course(
 /// otherwise in the middle of the span.
 fn out_while_unseen(poem: u8, l: &Left, found_s: f64, course_s: Option<f64>) -> [Event; 2] {
     let from_s = l.from_s.min(found_s);
-    let on_course = l
-        .lost
-        .zip(course_s)
-        .map(|(lost, c)| (lost.t_s + c).clamp(from_s, found_s));
+    let (t_s, t_err_s) = match l.lost.zip(course_s) {
+        Some((lost, c)) => (
+            (lost.t_s + c).clamp(from_s, found_s),
+            (OUT_COURSE_DOUBT * c).max(OUT_COURSE_ERR_MIN_S),
+        ),
+        None => ((from_s + found_s) / 2.0, (found_s - from_s) / 2.0),
+    };
     let mut out = Event::new(
-        on_course.unwrap_or((from_s + found_s) / 2.0),
+        t_s,
         EventKind::Out {
             poem,
             by: l.by,
             hand: l.hand,
         },
     );
-    out.t_err_s = match (on_course, course_s) {
-        (Some(_), Some(c)) => (OUT_COURSE_DOUBT * c).max(OUT_COURSE_ERR_MIN_S),
-        _ => (found_s - from_s) / 2.0,
-    };
+    out.t_err_s = t_err_s;
     let unseen = Event::new(
         from_s,
         EventKind::Unseen {
