@@ -508,6 +508,29 @@ fn art_1_note_the_last_card_is_sent_even_at_one_one_and_the_winner_has_none() {
 }
 
 #[test]
+fn art_1_a_card_the_layout_could_not_name_still_counts_for_its_territory() {
+    // A's second card could not be named: A holds it all the same.
+    let mut l = layout(&[5, 6], &[30]);
+    l.cards[1].poem = None;
+    // B takes A's 5 and sends 30: A is left with the unnamed card, and has not won.
+    let (rulings, result) = adjudicate(
+        &l,
+        &[reading(1, 5)],
+        &[touch(11.80, B, 5), send(13.0, B, 30)],
+    );
+    assert_eq!(
+        rulings[0].cards_after[&A], 2,
+        "the sent 30 and the unnamed card"
+    );
+    assert_eq!(rulings[0].cards_after[&B], 0);
+    assert_eq!(result.winner, Some(B));
+    let (rulings, result) = adjudicate(&l, &[reading(1, 5)], &[touch(11.80, B, 5)]);
+    assert_eq!(rulings[0].cards_after[&A], 1);
+    assert_eq!(rulings[0].cards_after[&B], 1);
+    assert_eq!(result.winner, None);
+}
+
+#[test]
 fn a_sent_card_is_judged_on_the_opponents_territory_from_then_on() {
     let l = layout(&[5, 6], &[30, 31]);
     // Reading 1: B takes A's 5 and sends 30 to A. Reading 2 reads 30, now on A's side.

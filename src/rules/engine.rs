@@ -54,6 +54,8 @@ pub struct Referee {
     geometry: FieldGeometry,
     cards: BTreeMap<u8, Location>,
     unnamed_cards: usize,
+    /// The cards the layout could not name, by the territory they lie in.
+    unnamed_of: [u32; 2],
     lead: [Option<Hand>; 2],
     pool: ReadPool,
     inside: BTreeSet<(Player, Hand)>,
@@ -81,6 +83,7 @@ impl Referee {
         let geometry = FieldGeometry::new(layout.field.clone());
         let mut cards = BTreeMap::new();
         let mut unnamed_cards = 0;
+        let mut unnamed_of = [0u32; 2];
         for c in &layout.cards {
             match c.poem {
                 Some(p) => {
@@ -92,7 +95,10 @@ impl Referee {
                         },
                     );
                 }
-                None => unnamed_cards += 1,
+                None => {
+                    unnamed_cards += 1;
+                    unnamed_of[c.owner.index()] += 1;
+                }
             }
         }
         let initial_cards = cards.len();
@@ -100,6 +106,7 @@ impl Referee {
             geometry,
             cards,
             unnamed_cards,
+            unnamed_of,
             lead: [layout.lead_hand(Player::A), layout.lead_hand(Player::B)],
             pool: ReadPool::new(),
             inside: BTreeSet::new(),
@@ -119,9 +126,12 @@ impl Referee {
         !self.pool.is_read(poem) && matches!(self.cards.get(&poem), Some(Location::Field { .. }))
     }
 
-    /// Cards a player has: on the territory or knocked out and not yet put back.
+    /// Cards a player has: on the territory or knocked out and not yet put back, the
+    /// cards the layout could not name included (a card is the player's whatever its
+    /// poem; without them a player left with only unnamed cards would have won, 1).
     pub fn cards_of(&self, p: Player) -> u32 {
         self.cards.values().filter(|l| l.owner() == Some(p)).count() as u32
+            + self.unnamed_of[p.index()]
     }
 
     pub fn counts(&self) -> BTreeMap<Player, u32> {
