@@ -95,6 +95,23 @@ def load(data, context=False, above_mm=ABOVE_MM):
     return crops[keep], meta[keep], label[keep], (ctx[keep] if ctx is not None else None)
 
 
+# A crop whose middle 48 mm differs from the same square 25 ms before by less than this
+# (mean absolute difference, 0-255) shows a hand held still.
+STILL_DIFF = 4.0
+
+
+def stillness(crops):
+    """Mean absolute difference between each crop's frame and its frame 25 ms before, over
+    the middle 48 mm."""
+    s = crops.shape[1]
+    a, b = s // 2 - 12, s // 2 + 12
+    out = np.empty(len(crops), dtype=np.float32)
+    for k in range(0, len(crops), 4096):
+        c = crops[k:k + 4096, a:b, a:b].astype(np.int16)
+        out[k:k + 4096] = np.abs(c[..., 0:3] - c[..., 3:6]).mean(axis=(1, 2, 3))
+    return out
+
+
 def colour(img, gain, contrast, shift, gamma):
     img = img.astype(np.float32) / 255.0 * gain[None, None, :]
     img = (img - 0.5) * contrast + 0.5 + shift
@@ -227,6 +244,8 @@ def main():
                     help="a fingertip this high or higher, touching nothing, is held above")
     ap.add_argument("--context", action="store_true",
                     help="also the wider square of make_contact_data.py --context (18 channels)")
+    ap.add_argument("--still-share", type=float, default=0.0,
+                    help="share of each batch drawn from hands held still 15-90 mm above (hovering)")
     ap.add_argument("--point", action="store_true",
                     help="the point network: where the pressing fingertip lies in the square")
     args = ap.parse_args()
@@ -251,6 +270,10 @@ def main():
     tr_neg = pool(~val & (label == 0))
     # Hard negatives: held just above a card.
     tr_low = pool(~val & (label == 0) & (meta[:, 0] < 90))
+    # Hovering: held 15-90 mm up and still, the frame and the frame 25 ms before alike
+    # around the fingertip (the hand's stop over a card before it comes down, or a feint).
+    tr_still = pool(~val & (label == 0) & (meta[:, 0] >= 15) & (meta[:, 0] <= 90) & (stillness(crops) < STILL_DIFF))
+    print(f"hovering, still: {len(tr_still)}", flush=True)
     print(f"train: {len(tr_pos)} pressing ({len(tr_card)} on a card), {len(tr_neg)} above ({len(tr_low)} under 90 mm); "
           f"validation: {int((val & (label == 1)).sum())} pressing, {int((val & (label == 0)).sum())} above",
           flush=True)
@@ -259,9 +282,11 @@ def main():
     def batch_loss():
         n_pos = args.batch // 2
         n_low = args.batch // 4
+        n_still = int(round(args.batch * args.still_share))
         idx = np.concatenate([rng.choice(tr_card, n_pos * 2 // 3), rng.choice(tr_pos, n_pos - n_pos * 2 // 3),
-                              rng.choice(tr_low, n_low),
-                              rng.choice(tr_neg, args.batch - n_pos - n_low)])
+                              rng.choice(tr_low, n_low - n_still // 2),
+                              rng.choice(tr_still, n_still) if n_still else np.zeros(0, dtype=np.int64),
+                              rng.choice(tr_neg, args.batch - n_pos - n_low - (n_still - n_still // 2))])
         x = torch.from_numpy(np.stack([augment(crops[i], meta[i], rng, ctx=None if ctx is None else ctx[i]) for i in idx]))
         y = torch.from_numpy(label[idx].astype(np.float32))[:, None]
         return F.binary_cross_entropy_with_logits(net(x), y)
@@ -275,6 +300,7 @@ def main():
             ps.append(torch.sigmoid(net(x))[:, 0].numpy())
         p = np.concatenate(ps) if ps else np.zeros(0)
     lv, zv, cv_ = label[vi], meta[vi, 0], meta[vi, 1]
+    sv = (lv == 0) & (zv >= 15) & (zv <= 90) & (stillness(crops[vi]) < STILL_DIFF)
     print(f"validation crops centred on found fingertips: {int((meta[vi, 8] > 0).sum())}")
     for thr in (0.3, 0.5, 0.7, 0.9):
         tp = ((p >= thr) & (lv == 1)).sum()
@@ -282,7 +308,8 @@ def main():
         fp_low = ((p >= thr) & (lv == 0) & (zv < 90)).sum()
         fp = ((p >= thr) & (lv == 0)).sum()
         print(f"validation p>={thr}: pressing found {tp}/{(lv == 1).sum()} (on a card {tpc}/{((lv == 1) & (cv_ > 0)).sum()}), "
-              f"above taken as pressing {fp}/{(lv == 0).sum()} ({fp_low}/{((lv == 0) & (zv < 90)).sum()} under 90 mm)")
+              f"above taken as pressing {fp}/{(lv == 0).sum()} ({fp_low}/{((lv == 0) & (zv < 90)).sum()} under 90 mm, "
+              f"{((p >= thr) & sv).sum()}/{sv.sum()} hovering still)")
     dummy = torch.zeros(1, channels, IN_PX, IN_PX)
     torch.onnx.export(net, dummy, args.out, input_names=["crop"], output_names=["contact"],
                       opset_version=17, dynamo=False)
