@@ -275,6 +275,38 @@ fn early_takes_call_each_take_once_as_soon_as_its_deciding_event_is_in() {
     }
 }
 
+/// Reading `seq` as the judge rules it on `seen` (sorted here), with hands seen, and
+/// touches of unmoved cards from fingertips when `fingertips`.
+fn rule_one(
+    layout: &karuta_referee::rules::Layout,
+    readings: &[karuta_referee::rules::Reading],
+    mut seen: Vec<karuta_referee::rules::Event>,
+    seq: u32,
+    fingertips: bool,
+) -> Ruling {
+    seen.sort_by(|a, b| a.t_s.total_cmp(&b.t_s));
+    let mut w = Windows::new(layout, readings.to_vec(), true);
+    w.fingertip_touches(fingertips);
+    w.add(seen);
+    w.finish()
+        .into_iter()
+        .find(|r| r.ruling.seq == seq)
+        .unwrap()
+        .ruling
+}
+
+/// The first hand any touch of `events` names.
+fn first_hand(events: &[karuta_referee::rules::Event]) -> karuta_referee::rules::Hand {
+    use karuta_referee::rules::EventKind;
+    events
+        .iter()
+        .find_map(|e| match e.what {
+            EventKind::Touch { hand, .. } => Some(hand),
+            _ => None,
+        })
+        .unwrap()
+}
+
 /// The example's first reading taken directly, with no foul and no review, as
 /// `adjudicate` rules it, and its window `[from, to)`.
 fn clean_direct_take(
@@ -378,13 +410,7 @@ fn a_direct_take_of_a_card_both_hands_drove_goes_to_review_unless_both_touches_w
         ));
         if other_touch {
             // The other player's touch, seen 80 ms after the taker's: no close call.
-            let hand = events
-                .iter()
-                .find_map(|e| match e.what {
-                    EventKind::Touch { hand, .. } => Some(hand),
-                    _ => None,
-                })
-                .unwrap();
+            let hand = first_hand(&events);
             seen.push(Event::new(
                 take.t_s + 0.08,
                 EventKind::Touch {
@@ -395,14 +421,7 @@ fn a_direct_take_of_a_card_both_hands_drove_goes_to_review_unless_both_touches_w
                 },
             ));
         }
-        seen.sort_by(|a, b| a.t_s.total_cmp(&b.t_s));
-        let mut w = Windows::new(&layout, readings.clone(), true);
-        w.add(seen);
-        w.finish()
-            .into_iter()
-            .find(|r| r.ruling.seq == taken.seq)
-            .unwrap()
-            .ruling
+        rule_one(&layout, &readings, seen, taken.seq, false)
     };
     let alone = judged(false);
     let t = alone.take.as_ref().expect("a take");
@@ -478,4 +497,79 @@ fn a_foul_on_a_fingertip_alone_goes_to_review_and_one_that_moved_the_card_does_n
     let typed = dead_card_touch(false, Vec::new());
     assert_eq!(typed.fouls, alone.fouls);
     assert!(!fingertip(&typed), "{:?}", typed.needs_review);
+}
+
+#[test]
+fn a_direct_take_goes_to_review_when_the_rival_was_seen_pressing_the_card_beside_just_before() {
+    use karuta_referee::rules::{Event, EventKind, ReviewWhat, TakeHow};
+    let (layout, readings, events) = example();
+    let (want, _) = adjudicate(&layout, &readings, &events);
+    let (taken, from, to) = clean_direct_take(&want, &readings);
+    let take = taken.take.clone().unwrap();
+    let rival = take.player.other();
+    let place = |poem: u8| {
+        let c = layout.cards.iter().find(|c| c.poem == Some(poem)).unwrap();
+        (c.owner, c.x_mm, c.y_mm)
+    };
+    let (owner, x0, y0) = place(taken.poem);
+    let dist = |p: u8| {
+        let (_, x, y) = place(p);
+        (x - x0).hypot(y - y0)
+    };
+    // A card beside the read card, and one of the same territory far from it (touching
+    // the read card's territory is no foul, 23-1 note).
+    let same: Vec<u8> = layout
+        .cards
+        .iter()
+        .filter(|c| c.owner == owner)
+        .filter_map(|c| c.poem)
+        .filter(|p| *p != taken.poem && !readings.iter().any(|r| r.poem == *p && r.seq < taken.seq))
+        .collect();
+    let beside = *same
+        .iter()
+        .min_by(|a, b| dist(**a).total_cmp(&dist(**b)))
+        .unwrap();
+    let far = *same
+        .iter()
+        .max_by(|a, b| dist(**a).total_cmp(&dist(**b)))
+        .unwrap();
+    assert!(dist(beside) < 80.0 && dist(far) > 300.0);
+    let hand = first_hand(&events);
+    let judged = |pressed: u8| {
+        // The rival's touches of the read card are not seen; its fingertip is seen on
+        // `pressed` 100 ms before the take.
+        let mut seen: Vec<Event> = events
+            .iter()
+            .filter(|e| {
+                !(e.t_s >= from
+                    && e.t_s < to
+                    && matches!(e.what, EventKind::Touch { player, .. } if player == rival))
+            })
+            .cloned()
+            .collect();
+        seen.push(Event::new(
+            take.t_s - 0.1,
+            EventKind::Touch {
+                player: rival,
+                hand,
+                poem: pressed,
+                direct: true,
+            },
+        ));
+        rule_one(&layout, &readings, seen, taken.seq, true)
+    };
+    let near = judged(beside);
+    let t = near.take.as_ref().expect("a take");
+    assert_eq!((t.player, t.how), (take.player, TakeHow::Direct));
+    let review = near.needs_review.as_ref().expect("sent to review");
+    assert_eq!(review.what, ReviewWhat::CloseCall);
+    assert!(
+        review.reason.contains(&format!("card {beside}, beside")),
+        "{}",
+        review.reason
+    );
+    // The same press far from the read card: the take stands, nothing to review.
+    let away = judged(far);
+    assert_eq!(away.take, near.take);
+    assert!(away.needs_review.is_none(), "{:?}", away.needs_review);
 }

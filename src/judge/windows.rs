@@ -4,6 +4,7 @@
 //! events (a card that settles, a hand decision held back) still land in it. A reading
 //! whose poem the sound track could not name surely takes the card taken in its window.
 
+use crate::rules::engine::Location;
 use crate::rules::model::{
     By, Event, EventKind, FoulKind, MatchResult, Player, Reading, Review, ReviewWhat, Ruling,
     TakeHow,
@@ -227,9 +228,14 @@ impl Windows {
                 from_card = true;
             }
         }
+        // Where the cards lie as the reading is ruled (a take removes the read card).
+        let beside = cards_beside(&self.referee, r.poem);
         let mut ruling = self.referee.judge(&r, &window);
         if self.hands_seen {
             mark_undriven_take(&mut ruling, &window);
+            if self.fingertip_touches {
+                mark_rival_beside(&mut ruling, &window, &beside);
+            }
             if self.fingertip_touches {
                 mark_fingertip_fouls(&mut ruling, &window);
             }
@@ -336,6 +342,76 @@ fn mark_undriven_take(r: &mut Ruling, window: &[Event]) {
         reason,
         what: ReviewWhat::CloseCall,
     });
+}
+
+/// A rival's touch of a card beside the read card this long before the take, or
+/// `RIVAL_BESIDE_AFTER_S` after it, may have been a touch of the read card (s).
+pub const RIVAL_BESIDE_BEFORE_S: f64 = 0.2;
+pub const RIVAL_BESIDE_AFTER_S: f64 = 0.05;
+/// A card whose centre lies within this many card lengths of the read card's lies
+/// beside it (its row-mates on either side, and the cards of the row behind or in front).
+pub const BESIDE_CARD_LENGTHS: f64 = 1.5;
+
+/// The cards lying beside `poem` on the field (`BESIDE_CARD_LENGTHS`), none when `poem`
+/// is not on the field where the referee knows its place.
+fn cards_beside(referee: &Referee, poem: u8) -> Vec<u8> {
+    let at = |p: u8| match referee.location(p) {
+        Some(Location::Field {
+            pos: Some((_, x, y)),
+            ..
+        }) => Some((x, y)),
+        _ => None,
+    };
+    let Some((x0, y0)) = at(poem) else {
+        return Vec::new();
+    };
+    let reach = BESIDE_CARD_LENGTHS * referee.geometry().size.card_h_mm;
+    (1..=100u8)
+        .filter(|&p| p != poem)
+        .filter(|&p| at(p).is_some_and(|(x, y)| (x - x0).hypot(y - y0) <= reach))
+        .collect()
+}
+
+/// A direct take of a card whose rival's touch of it was not seen, while the rival was
+/// seen pressing a card beside it just before: that press is put on a card from the
+/// fingertip, and the fingertip may lie over the next card (docs/hands.md). The rival's
+/// touch may have been of the read card, first: the ruling goes to review as a close call.
+fn mark_rival_beside(r: &mut Ruling, window: &[Event], beside: &[u8]) {
+    if r.needs_review.is_some() {
+        return;
+    }
+    let Some(take) = r.take.as_ref().filter(|t| t.how == TakeHow::Direct) else {
+        return;
+    };
+    let rival = take.player.other();
+    let touched = |e: &Event| match e.what {
+        EventKind::Touch {
+            player,
+            poem,
+            direct: true,
+            ..
+        } if player == rival => Some(poem),
+        _ => None,
+    };
+    if window.iter().any(|e| touched(e) == Some(r.poem)) {
+        return;
+    }
+    let near = window.iter().find_map(|e| {
+        let poem = touched(e)?;
+        (beside.contains(&poem)
+            && e.t_s >= take.t_s - RIVAL_BESIDE_BEFORE_S
+            && e.t_s <= take.t_s + RIVAL_BESIDE_AFTER_S)
+            .then_some((poem, e.t_s))
+    });
+    if let Some((poem, t)) = near {
+        r.needs_review = Some(Review {
+            reason: format!(
+                "{rival:?}'s fingertip was seen on card {poem}, beside the read card {}, at {t:.3} s, and no touch of {} by {rival:?} was seen: {rival:?}'s touch may have been of the read card, before {:?}'s at {:.3} s",
+                r.poem, r.poem, take.player, take.t_s
+            ),
+            what: ReviewWhat::CloseCall,
+        });
+    }
 }
 
 /// A card counts as moved by a touch when, from the touch to this much later, it goes
