@@ -2,6 +2,7 @@
 //! (the autocorrelation peak at voice pitches) and mel cepstra, one frame every
 //! HOP_S. Owns the spectra (rustfft); knows nothing of poems.
 
+use super::pcm::ANALYSIS_RATE_HZ;
 use rustfft::num_complex::Complex;
 use rustfft::FftPlanner;
 
@@ -12,7 +13,17 @@ pub const WIN: usize = 400;
 /// pitch lag does not wrap around.
 const NFFT: usize = 1024;
 /// Seconds between frames.
-pub const HOP_S: f64 = HOP as f64 / 16_000.0;
+pub const HOP_S: f64 = HOP as f64 / ANALYSIS_RATE_HZ as f64;
+
+/// The time of frame `i`'s window centre, s.
+pub fn frame_time(i: usize) -> f64 {
+    i as f64 * HOP_S + WIN as f64 / 2.0 / ANALYSIS_RATE_HZ as f64
+}
+
+/// The frame whose window centre lies nearest `t_s` (the first for earlier times).
+pub fn frame_at(t_s: f64) -> usize {
+    ((t_s - frame_time(0)) / HOP_S).round().max(0.0) as usize
+}
 /// Mel bands and cepstra kept (c1..c12, c0 dropped: the level is its own feature).
 const MEL_BANDS: usize = 26;
 pub const CEPS: usize = 12;

@@ -5,7 +5,7 @@
 //! ends) and comes back with its vowel. Reads the voicing track and the heard readings;
 //! measures everything on the recording at hand, knows no voice.
 
-use super::features::{HOP_S, WIN};
+use super::features::{frame_at, frame_time};
 use super::listen::{HeardReading, ABOVE_FLOOR_DB, VOICING_MIN};
 use crate::rules::kimariji::sound_units;
 use crate::rules::poems::poem;
@@ -25,16 +25,6 @@ const VOWEL_FROM_S: f64 = 0.02;
 /// Kana whose consonant is unvoiced: the voicing breaks for it. (A vowel, a nasal or a
 /// glide keeps the voice going, so its length cannot be read from the voicing.)
 const UNVOICED_OPENINGS: &str = "かきくけこさしすせそたちつてとはひふへほぱぴぷぺぽ";
-
-fn frame_of(t_s: f64) -> usize {
-    ((t_s - WIN as f64 / 2.0 / 16_000.0) / HOP_S)
-        .round()
-        .max(0.0) as usize
-}
-
-fn time_of(i: usize) -> f64 {
-    i as f64 * HOP_S + WIN as f64 / 2.0 / 16_000.0
-}
 
 /// The first frame from `from` that starts VOICED_RUN_FRAMES voiced frames.
 fn voice_back(voicing: &[f32], from: usize) -> Option<usize> {
@@ -56,11 +46,11 @@ struct Break {
 /// unvoiced frame near it to the voice coming back.
 fn consonant_at(tracks: &Levels, onset_s: f64) -> Option<Break> {
     let voicing = tracks.voicing;
-    let from = frame_of(onset_s - BREAK_BEFORE_S).max(1);
-    let to = frame_of(onset_s + BREAK_AFTER_S).min(voicing.len());
+    let from = frame_at(onset_s - BREAK_BEFORE_S).max(1);
+    let to = frame_at(onset_s + BREAK_AFTER_S).min(voicing.len());
     let broke = (from..to).find(|&i| voicing[i] < VOICING_MIN && voicing[i - 1] >= VOICING_MIN)?;
     let back = voice_back(voicing, broke)?;
-    let length_s = time_of(back) - time_of(broke);
+    let length_s = frame_time(back) - frame_time(broke);
     if length_s > LEAD_MAX_S {
         return None;
     }
@@ -127,11 +117,11 @@ pub fn back_date_hidden_consonants(tracks: &Levels, readings: &mut [HeardReading
         };
         ls.sort_by(f64::total_cmp);
         let length_s = ls[ls.len() / 2];
-        let Some(vowel) = voice_back(tracks.voicing, frame_of(r.kami_start_s - VOWEL_FROM_S))
+        let Some(vowel) = voice_back(tracks.voicing, frame_at(r.kami_start_s - VOWEL_FROM_S))
         else {
             continue;
         };
-        let start_s = ((time_of(vowel) - length_s) * 1000.0).round() / 1000.0;
+        let start_s = ((frame_time(vowel) - length_s) * 1000.0).round() / 1000.0;
         if start_s < r.kami_start_s {
             r.kami_start_s = start_s;
             if let Some(o) = r.onsets_s.first_mut() {
@@ -156,10 +146,10 @@ mod tests {
             .map(|k| if k == 0 { 1.05 } else { 1.5 + 0.2 * k as f64 })
             .collect();
         let end_s = onsets[onsets.len() - 1] + 0.3;
-        let n = frame_of(end_s + 1.0);
+        let n = frame_at(end_s + 1.0);
         let voicing: Vec<f32> = (0..n)
             .map(|i| {
-                let t = time_of(i);
+                let t = frame_time(i);
                 let in_break = units
                     .iter()
                     .zip(&onsets)

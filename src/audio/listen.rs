@@ -5,7 +5,7 @@
 //! the shimo-no-ku as the next speech after it. Owns these thresholds; reads features
 //! and templates, never files.
 
-use super::features::{analyze, Frames, CEPS, HOP_S, WIN};
+use super::features::{analyze, frame_time, Frames, CEPS, HOP_S};
 use super::lead::{back_date_hidden_consonants, Levels};
 use super::onset::sound_start;
 use super::templates::{embedded, poem_template, KanaTemplates, TEMPLATE_STEP};
@@ -117,10 +117,6 @@ impl HeardReading {
             void: false,
         })
     }
-}
-
-fn frame_time(i: usize) -> f64 {
-    i as f64 * HOP_S + (WIN as f64 / 2.0) / 16_000.0
 }
 
 /// Local floor of a level track: a low percentile over a sliding window.
@@ -252,15 +248,13 @@ pub fn heard_readings(
             let half = frames_of(HELD_MIN_S / 2.0);
             let within = voiced_ceps_distance(&tr, (a, a + half), (a + half, a + 2 * half));
             let run_in = voiced_ceps_distance(&tr, (start_voiced, a), (a, a + half));
-            let the_held_kana = run_in <= HELD_BREAK_RATIO_MAX * within;
-            if (a.saturating_sub(pause)..a).any(|i| tr.voiced[i]) {
-                // Without a pause before the held kana, only the held kana itself, broken
-                // for less than a pause, opens the verse (a short shimo-no-ku closes less
-                // than VERSE_GAP_MAX_S before the next kami-no-ku).
-                if !the_held_kana {
+            if run_in > HELD_BREAK_RATIO_MAX * within {
+                // Other speech. Without a pause before the held kana it is no verse's
+                // opening (a short shimo-no-ku closes less than VERSE_GAP_MAX_S before
+                // the next kami-no-ku); after one, the verse opens at the held kana.
+                if (a.saturating_sub(pause)..a).any(|i| tr.voiced[i]) {
                     continue;
                 }
-            } else if !the_held_kana {
                 start_voiced = a;
             }
         }

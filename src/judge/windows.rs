@@ -235,8 +235,6 @@ impl Windows {
             mark_undriven_take(&mut ruling, &window);
             if self.fingertip_touches {
                 mark_rival_beside(&mut ruling, &window, &beside);
-            }
-            if self.fingertip_touches {
                 mark_fingertip_fouls(&mut ruling, &window);
             }
         }
@@ -318,12 +316,7 @@ fn mark_undriven_take(r: &mut Ruling, window: &[Event]) {
     if !both_out {
         return;
     }
-    let touched_by = |p: Player| {
-        window.iter().any(|e| {
-            matches!(e.what, EventKind::Touch { player, poem, direct: true, .. }
-                if player == p && poem == r.poem)
-        })
-    };
+    let touched_by = |p: Player| direct_touches(window, p).any(|(poem, _)| poem == r.poem);
     let reason = match take.how {
         TakeHow::Simultaneous => format!(
             "card {} started to move with both players' hands equally near it (or none seen near it): the camera cannot tell whose touch came first, and 18-2 gives it to its owner",
@@ -342,6 +335,19 @@ fn mark_undriven_take(r: &mut Ruling, window: &[Event]) {
         reason,
         what: ReviewWhat::CloseCall,
     });
+}
+
+/// The cards `player` was seen touching with a hand in `window`, and when.
+fn direct_touches(window: &[Event], player: Player) -> impl Iterator<Item = (u8, f64)> + '_ {
+    window.iter().filter_map(move |e| match e.what {
+        EventKind::Touch {
+            player: p,
+            poem,
+            direct: true,
+            ..
+        } if p == player => Some((poem, e.t_s)),
+        _ => None,
+    })
 }
 
 /// A rival's touch of a card beside the read card this long before the take, or
@@ -384,24 +390,13 @@ fn mark_rival_beside(r: &mut Ruling, window: &[Event], beside: &[u8]) {
         return;
     };
     let rival = take.player.other();
-    let touched = |e: &Event| match e.what {
-        EventKind::Touch {
-            player,
-            poem,
-            direct: true,
-            ..
-        } if player == rival => Some(poem),
-        _ => None,
-    };
-    if window.iter().any(|e| touched(e) == Some(r.poem)) {
+    if direct_touches(window, rival).any(|(poem, _)| poem == r.poem) {
         return;
     }
-    let near = window.iter().find_map(|e| {
-        let poem = touched(e)?;
-        (beside.contains(&poem)
-            && e.t_s >= take.t_s - RIVAL_BESIDE_BEFORE_S
-            && e.t_s <= take.t_s + RIVAL_BESIDE_AFTER_S)
-            .then_some((poem, e.t_s))
+    let near = direct_touches(window, rival).find(|&(poem, t)| {
+        beside.contains(&poem)
+            && t >= take.t_s - RIVAL_BESIDE_BEFORE_S
+            && t <= take.t_s + RIVAL_BESIDE_AFTER_S
     });
     if let Some((poem, t)) = near {
         r.needs_review = Some(Review {

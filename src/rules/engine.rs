@@ -53,7 +53,6 @@ impl Location {
 pub struct Referee {
     geometry: FieldGeometry,
     cards: BTreeMap<u8, Location>,
-    unnamed_cards: usize,
     /// The cards the layout could not name, by the territory they lie in.
     unnamed_of: [u32; 2],
     lead: [Option<Hand>; 2],
@@ -82,7 +81,6 @@ impl Referee {
     pub fn new(layout: &Layout) -> Self {
         let geometry = FieldGeometry::new(layout.field.clone());
         let mut cards = BTreeMap::new();
-        let mut unnamed_cards = 0;
         let mut unnamed_of = [0u32; 2];
         for c in &layout.cards {
             match c.poem {
@@ -95,17 +93,13 @@ impl Referee {
                         },
                     );
                 }
-                None => {
-                    unnamed_cards += 1;
-                    unnamed_of[c.owner.index()] += 1;
-                }
+                None => unnamed_of[c.owner.index()] += 1,
             }
         }
         let initial_cards = cards.len();
         Referee {
             geometry,
             cards,
-            unnamed_cards,
             unnamed_of,
             lead: [layout.lead_hand(Player::A), layout.lead_hand(Player::B)],
             pool: ReadPool::new(),
@@ -285,12 +279,13 @@ impl Referee {
             Some(Location::Out { owner }) => (Some(owner), false, true),
             _ => (None, false, false),
         };
-        if start_loc.is_none() && self.unnamed_cards > 0 {
+        let unnamed: u32 = self.unnamed_of.iter().sum();
+        if start_loc.is_none() && unnamed > 0 {
             draft.flag(
                 ReviewWhat::UnknownCard,
                 format!(
-                    "poem {} is not among the named cards, and {} card(s) are still unnamed",
-                    r.poem, self.unnamed_cards
+                    "poem {} is not among the named cards, and {unnamed} card(s) are still unnamed",
+                    r.poem
                 ),
             );
         }
