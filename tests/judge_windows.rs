@@ -189,7 +189,8 @@ fn a_poem_heard_only_as_the_closest_match_with_a_stray_first_touch_goes_to_revie
         EventKind::Touch {
             player: Player::A,
             hand: Hand::Right,
-            poem: stray,
+            poem: Some(stray),
+            territory: None,
             direct: true,
         },
     ));
@@ -344,7 +345,7 @@ fn a_take_driven_out_by_both_hands_goes_to_the_owner_and_to_review() {
     let mut seen: Vec<Event> = events
         .iter()
         .filter(|e| {
-            !(in_window(e) && matches!(e.what, EventKind::Touch { poem, .. } if poem == taken.poem))
+            !(in_window(e) && matches!(e.what, EventKind::Touch { poem, .. } if poem == Some(taken.poem)))
         })
         .cloned()
         .collect();
@@ -393,7 +394,7 @@ fn a_direct_take_of_a_card_both_hands_drove_goes_to_review_unless_both_touches_w
                     && match e.what {
                         EventKind::Out { poem, .. } => poem == taken.poem,
                         EventKind::Touch { player, poem, .. } => {
-                            poem == taken.poem && player != take.player
+                            poem == Some(taken.poem) && player != take.player
                         }
                         _ => false,
                     })
@@ -416,7 +417,8 @@ fn a_direct_take_of_a_card_both_hands_drove_goes_to_review_unless_both_touches_w
                 EventKind::Touch {
                     player: take.player.other(),
                     hand,
-                    poem: taken.poem,
+                    poem: Some(taken.poem),
+                    territory: None,
                     direct: true,
                 },
             ));
@@ -455,7 +457,8 @@ fn dead_card_touch(fingertips: bool, more: Vec<karuta_referee::rules::Event>) ->
         EventKind::Touch {
             player: Player::A,
             hand: Hand::Right,
-            poem: 10,
+            poem: Some(10),
+            territory: None,
             direct: true,
         },
     )];
@@ -552,7 +555,8 @@ fn a_direct_take_goes_to_review_when_the_rival_was_seen_pressing_the_card_beside
             EventKind::Touch {
                 player: rival,
                 hand,
-                poem: pressed,
+                poem: Some(pressed),
+                territory: None,
                 direct: true,
             },
         ));

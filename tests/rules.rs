@@ -87,7 +87,8 @@ fn touch(t_s: f64, player: Player, poem: u8) -> Event {
         EventKind::Touch {
             player,
             hand: lead(player),
-            poem,
+            poem: Some(poem),
+            territory: None,
             direct: true,
         },
     )
@@ -103,7 +104,8 @@ fn touch_other_hand(t_s: f64, player: Player, poem: u8) -> Event {
         EventKind::Touch {
             player,
             hand,
-            poem,
+            poem: Some(poem),
+            territory: None,
             direct: true,
         },
     )
@@ -386,7 +388,8 @@ fn art_23_2_a_card_struck_by_a_knocked_card_is_no_otetsuki() {
         EventKind::Touch {
             player: A,
             hand: Hand::Right,
-            poem: 31,
+            poem: Some(31),
+            territory: None,
             direct: false,
         },
     );
@@ -530,6 +533,95 @@ fn art_1_a_card_the_layout_could_not_name_still_counts_for_its_territory() {
     assert_eq!(result.winner, None);
 }
 
+/// A touch of a card the layout could not name, lying in `territory`.
+fn touch_unnamed(t_s: f64, player: Player, territory: Player) -> Event {
+    ev(
+        t_s,
+        EventKind::Touch {
+            player,
+            hand: lead(player),
+            poem: None,
+            territory: Some(territory),
+            direct: true,
+        },
+    )
+}
+
+#[test]
+fn art_23_1_a_touch_of_an_unnamed_card_on_the_territory_without_the_read_card_is_an_otetsuki() {
+    // B's second card could not be named; 5 is read, on A's side.
+    let mut l = layout(&[5, 6], &[30, 31]);
+    l.cards[3].poem = None;
+    let (rulings, _) = adjudicate(
+        &l,
+        &[reading(1, 5)],
+        &[touch_unnamed(11.70, B, B), touch(11.80, A, 5)],
+    );
+    let r = &rulings[0];
+    assert_eq!(take(r), (A, TakeHow::Direct));
+    assert_eq!(r.fouls.len(), 1, "{:?}", r.fouls);
+    assert_eq!(r.fouls[0].player, B);
+    assert_eq!(r.fouls[0].kind, FoulKind::WrongTerritory);
+    assert!(!r.fouls[0].cancelled);
+    // The same touch on the read card's own territory is no otetsuki (23-1 note).
+    let mut l = layout(&[5, 6], &[30, 31]);
+    l.cards[1].poem = None;
+    let (rulings, _) = adjudicate(
+        &l,
+        &[reading(1, 5)],
+        &[touch_unnamed(11.70, B, A), touch(11.80, A, 5)],
+    );
+    assert!(rulings[0].fouls.is_empty(), "{:?}", rulings[0].fouls);
+}
+
+#[test]
+fn art_23_1_an_unnamed_card_touched_while_the_read_poem_names_no_card_may_be_the_read_card() {
+    // 77 is read and no named card is 77: the unnamed card may be it, so touching it is
+    // no otetsuki the camera can call, and the ruling goes to review.
+    let mut l = layout(&[5, 6], &[30, 31]);
+    l.cards[3].poem = None;
+    let (rulings, _) = adjudicate(&l, &[reading(1, 77)], &[touch_unnamed(11.70, A, B)]);
+    let r = &rulings[0];
+    assert!(r.fouls.is_empty(), "{:?}", r.fouls);
+    assert_eq!(
+        r.needs_review.as_ref().map(|v| v.what),
+        Some(ReviewWhat::UnknownCard)
+    );
+}
+
+#[test]
+fn art_25_1_a_touch_of_an_unnamed_card_after_the_take_may_be_the_send() {
+    // B takes A's 5 and reaches for an own card to send it: the camera cannot name the
+    // card, so it cannot tell the send from an otetsuki, and charges none.
+    let mut l = layout(&[5, 6], &[30, 31]);
+    l.cards[3].poem = None;
+    let (rulings, _) = adjudicate(
+        &l,
+        &[reading(1, 5)],
+        &[touch(11.70, B, 5), touch_unnamed(12.10, B, B)],
+    );
+    assert_eq!(take(&rulings[0]), (B, TakeHow::Direct));
+    assert!(rulings[0].fouls.is_empty(), "{:?}", rulings[0].fouls);
+}
+
+#[test]
+fn a_touch_naming_neither_poem_nor_territory_is_bad_input() {
+    let e = karuta_referee::rules::parse::parse_events(
+        "events.jsonl",
+        "{\"t_s\": 1.0, \"kind\": \"touch\", \"player\": \"A\", \"hand\": \"left\", \"poem\": null}\n",
+    )
+    .unwrap_err();
+    assert_eq!(e.place, "line 1");
+    assert!(e.problem.contains("territory"), "{e}");
+    // With the territory it is a touch of an unnamed card.
+    let ok = karuta_referee::rules::parse::parse_events(
+        "events.jsonl",
+        "{\"t_s\": 1.0, \"kind\": \"touch\", \"player\": \"A\", \"hand\": \"left\", \"poem\": null, \"territory\": \"B\"}\n",
+    )
+    .unwrap();
+    assert_eq!(ok[0].poem(), None);
+}
+
 #[test]
 fn a_sent_card_is_judged_on_the_opponents_territory_from_then_on() {
     let l = layout(&[5, 6], &[30, 31]);
@@ -557,7 +649,8 @@ fn art_13_2_note_the_hand_that_first_touches_a_card_is_the_lead_hand() {
             EventKind::Touch {
                 player: A,
                 hand: Hand::Left,
-                poem: 5,
+                poem: Some(5),
+                territory: None,
                 direct: true,
             },
         ),
@@ -566,7 +659,8 @@ fn art_13_2_note_the_hand_that_first_touches_a_card_is_the_lead_hand() {
             EventKind::Touch {
                 player: A,
                 hand: Hand::Right,
-                poem: 6,
+                poem: Some(6),
+                territory: None,
                 direct: true,
             },
         ),

@@ -17,7 +17,10 @@ fn arb_hand() -> impl Strategy<Value = Hand> {
 fn arb_kind() -> impl Strategy<Value = EventKind> {
     prop_oneof![
         6 => (arb_player(), arb_hand(), 1u8..=100, any::<bool>())
-            .prop_map(|(player, hand, poem, direct)| EventKind::Touch { player, hand, poem, direct }),
+            .prop_map(|(player, hand, poem, direct)| EventKind::Touch { player, hand, poem: Some(poem), territory: None, direct }),
+        // A card the layout could not name, known by its territory alone.
+        1 => (arb_player(), arb_hand(), arb_player(), any::<bool>())
+            .prop_map(|(player, hand, t, direct)| EventKind::Touch { player, hand, poem: None, territory: Some(t), direct }),
         2 => (1u8..=100, prop_oneof![Just(By::A), Just(By::B), Just(By::Both)], proptest::option::of(arb_hand()))
             .prop_map(|(poem, by, hand)| EventKind::Out { poem, by, hand }),
         1 => (arb_player(), arb_hand()).prop_map(|(player, hand)| EventKind::Enter { player, hand }),

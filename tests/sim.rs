@@ -141,8 +141,9 @@ fn every_touch_is_drawn_with_the_hand_on_the_card_at_height_zero() {
             let EventKind::Touch {
                 player,
                 hand,
-                poem,
+                poem: Some(poem),
                 direct: is_direct,
+                ..
             } = &e.what
             else {
                 continue;

@@ -12,6 +12,7 @@ use crate::field::{Calibration, FieldMap};
 use crate::hands::contact::ContactModel;
 use crate::hands::score::{score, LabelFrame};
 use crate::hands::{HandFrame, HandModel, HandsError, PerceiveOptions, Perceiver};
+use crate::rules::model::CardRef;
 use crate::rules::{self, InputError};
 use anyhow::{Context, Result};
 use std::collections::BTreeMap;
@@ -286,7 +287,10 @@ fn hand_frame_from_json(v: &serde_json::Value) -> Option<HandFrame> {
                     contact_px: h
                         .get("contact_px")
                         .and_then(|v| serde_json::from_value(v.clone()).ok()),
-                    contact: h.get("contact").and_then(|v| v.as_u64()).map(|p| p as u8),
+                    contact: h
+                        .get("contact")
+                        .and_then(|v| v.as_u64())
+                        .map(|p| CardRef::Poem(p as u8)),
                     conf: h.get("conf").and_then(|v| v.as_f64()).unwrap_or(1.0),
                     hand_votes: [0; 2],
                 })

@@ -4,7 +4,7 @@
 
 use super::model::{Maps, OUT_H_CELLS, OUT_W_CELLS};
 use super::HandsError;
-use crate::rules::model::{Hand, Player};
+use crate::rules::model::{CardRef, Hand, Player};
 use opencv::core::{self, Mat, Point, Rect, Size, Vector};
 use opencv::imgproc;
 use opencv::prelude::*;
@@ -77,7 +77,7 @@ pub struct HandObs {
     pub contact_px: Option<[f64; 2]>,
     /// The card pressed, when the contact point is on one.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub contact: Option<u8>,
+    pub contact: Option<CardRef>,
     /// Mean mask probability over the hand.
     pub conf: f64,
     /// How often the network has read this hand as left and as right, over the runs it

@@ -13,7 +13,7 @@ use super::model::{shrink, Backend, HandModel, SmallFrame};
 use super::HandsError;
 use crate::field::{Calibration, FieldMap};
 use crate::rules::geometry::{rotated_rect, FieldGeometry, Pt};
-use crate::rules::model::{Event, EventKind, Hand, Layout, Player};
+use crate::rules::model::{CardRef, Event, EventKind, Hand, Layout, Player};
 use opencv::core::Mat;
 use std::collections::VecDeque;
 use std::path::Path;
@@ -135,7 +135,7 @@ pub struct Perceived {
 struct SlotKey {
     present: bool,
     inside: bool,
-    contact: Option<u8>,
+    contact: Option<CardRef>,
 }
 
 #[derive(Debug, Clone)]
@@ -173,13 +173,13 @@ impl Sample {
 #[derive(Debug, Clone, Default)]
 struct SlotState {
     inside: bool,
-    contact: Option<u8>,
+    contact: Option<CardRef>,
     /// The last sample the hand was seen in: frame, time, reach, contact probability.
     seen: Option<(usize, f64, f64, f64)>,
     /// A change seen in one run and not yet confirmed by the next: the new state and its
     /// event. A change that the next run does not see again was noise and is dropped.
     pending_inside: Option<(bool, Event)>,
-    pending_contact: Option<(u8, Event)>,
+    pending_contact: Option<(CardRef, Event)>,
     /// When this hand was last seen pressing a card, s.
     pressed_t_s: Option<f64>,
 }
@@ -194,7 +194,7 @@ pub struct Perceiver {
     map: FieldMap,
     geom: FieldGeometry,
     layout: Layout,
-    cards: Vec<(u8, [Pt; 4])>,
+    cards: Vec<(CardRef, [Pt; 4])>,
     opts: PerceiveOptions,
     /// The frames since the last run, whole: one is reduced for the network only when
     /// a search between runs needs it.
@@ -257,19 +257,25 @@ impl Perceiver {
         let cards = layout
             .cards
             .iter()
-            .filter_map(|c| {
-                c.poem.map(|p| {
-                    (
-                        p,
-                        rotated_rect(
-                            c.x_mm,
-                            c.y_mm,
-                            layout.field.card_w_mm,
-                            layout.field.card_h_mm,
-                            c.angle_deg,
-                        ),
-                    )
-                })
+            .enumerate()
+            .map(|(index, c)| {
+                let card = match c.poem {
+                    Some(p) => CardRef::Poem(p),
+                    None => CardRef::Unnamed {
+                        index,
+                        territory: Some(c.owner),
+                    },
+                };
+                (
+                    card,
+                    rotated_rect(
+                        c.x_mm,
+                        c.y_mm,
+                        layout.field.card_w_mm,
+                        layout.field.card_h_mm,
+                        c.angle_deg,
+                    ),
+                )
             })
             .collect();
         Perceiver {
@@ -304,9 +310,9 @@ impl Perceiver {
         self.contact.as_ref().map(|c| c.path())
     }
 
-    /// Replaces the cards a fingertip can press (poem, corners in field mm): in `analyze`
-    /// the card tracker's places (`judge::CardsBehind`); the layout's until then.
-    pub fn set_cards(&mut self, cards: Vec<(u8, [Pt; 4])>) {
+    /// Replaces the cards a fingertip can press (the card, corners in field mm): in
+    /// `analyze` the card tracker's places (`judge::CardsBehind`); the layout's until then.
+    pub fn set_cards(&mut self, cards: Vec<(CardRef, [Pt; 4])>) {
         self.cards = cards;
     }
 
@@ -750,10 +756,10 @@ impl Perceiver {
             }
             // Pressing a card: the same; letting go needs no event.
             match st.pending_contact {
-                Some((poem, ev)) => {
-                    if o.contact == Some(poem) {
+                Some((card, ev)) => {
+                    if o.contact == Some(card) {
                         out.push(ev);
-                        next.contact = Some(poem);
+                        next.contact = Some(card);
                     } else {
                         next.contact = if o.contact == st.contact {
                             st.contact
@@ -764,7 +770,7 @@ impl Perceiver {
                     next.pending_contact = None;
                 }
                 None => match o.contact {
-                    Some(poem)
+                    Some(card)
                         if st.contact.is_none()
                             && !st
                                 .pressed_t_s
@@ -774,17 +780,12 @@ impl Perceiver {
                             crossing(ta, b.t_s, pa - CONTACT_MIN_P, o.contact_p - CONTACT_MIN_P);
                         let ev = Event {
                             t_s: t,
-                            what: EventKind::Touch {
-                                player,
-                                hand,
-                                poem,
-                                direct: true,
-                            },
+                            what: card.touch(player, hand, true),
                             conf: o.contact_p.min(o.conf),
                             t_err_s: (dt / 12f64.sqrt()).hypot(CONTACT_ONSET_SD_S),
                             frames,
                         };
-                        next.pending_contact = Some((poem, ev));
+                        next.pending_contact = Some((card, ev));
                     }
                     Some(_) => {}
                     None => next.contact = None,

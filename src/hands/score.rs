@@ -327,8 +327,16 @@ fn same_touch(a: &Event, b: &Event) -> bool {
 fn describe(e: &Event) -> String {
     match &e.what {
         EventKind::Touch {
-            player, hand, poem, ..
-        } => format!("{:.4}s {player:?} {hand:?} {poem}", e.t_s),
+            player,
+            hand,
+            poem,
+            territory,
+            ..
+        } => format!(
+            "{:.4}s {player:?} {hand:?} {}",
+            e.t_s,
+            crate::rules::model::touched_card_words(*poem, *territory)
+        ),
         other => format!("{:.4}s {other:?}", e.t_s),
     }
 }

@@ -129,7 +129,8 @@ impl HandSource for LabelHands {
                 push(EventKind::Touch {
                     player: h.player,
                     hand: h.hand,
-                    poem: *poem,
+                    poem: Some(*poem),
+                    territory: None,
                     direct: true,
                 });
             }

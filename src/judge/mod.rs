@@ -16,7 +16,7 @@ use crate::capture::{self, CaptureError, ReaderOptions, SourceItem, VideoReader}
 use crate::detect::layout::MeasuredLayout;
 use crate::field::FieldMap;
 use crate::rules::geometry::Pt;
-use crate::rules::model::{Event, EventKind, MatchResult, Reading};
+use crate::rules::model::{CardRef, Event, EventKind, MatchResult, Player, Reading};
 use crate::track::{CardTracker, HandSeen, TrackError, TrackerState};
 use opencv::core::Mat;
 use serde::{Deserialize, Serialize};
@@ -96,7 +96,7 @@ pub trait HandSource: Send {
     /// The cards a fingertip can press now (poem, corners in field mm), as the card
     /// tracker placed them a fixed number of frames before the frame pushed next
     /// (`CardsBehind`).
-    fn set_cards(&mut self, _cards: Vec<(u8, [Pt; 4])>) {}
+    fn set_cards(&mut self, _cards: Vec<(CardRef, [Pt; 4])>) {}
     /// Its touches of cards that do not move are a fingertip's contact alone (a contact
     /// network), not seen as surely as a card set moving.
     fn touches_from_fingertips(&self) -> bool {
@@ -465,7 +465,7 @@ pub fn run(
 }
 
 /// The cards' places after a frame (its index; `None` when unchanged since the last).
-type CardPlaces = (usize, Option<Vec<(u8, [Pt; 4])>>);
+type CardPlaces = (usize, Option<Vec<(CardRef, [Pt; 4])>>);
 
 /// The card tracker's places as the hands stage sees them: the hands stage runs ahead of
 /// the tracker, so it is told where the cards lay `lag` frames before the frame it
@@ -628,15 +628,21 @@ pub fn thread_cpu_s() -> f64 {
 #[derive(Debug, Default)]
 struct MotionTouches {
     held: Vec<Event>,
-    /// The hands' recent touches: (time, player, poem).
-    seen: Vec<(f64, crate::rules::model::Player, u8)>,
+    /// The hands' recent touches: (time, player, poem, territory of an unnamed card).
+    seen: Vec<(f64, Player, Option<u8>, Option<Player>)>,
 }
 
 impl MotionTouches {
     fn saw(&mut self, hand_events: &[Event]) {
         for e in hand_events {
-            if let EventKind::Touch { player, poem, .. } = e.what {
-                self.seen.push((e.t_s, player, poem));
+            if let EventKind::Touch {
+                player,
+                poem,
+                territory,
+                ..
+            } = e.what
+            {
+                self.seen.push((e.t_s, player, poem, territory));
             }
         }
     }
@@ -660,8 +666,16 @@ impl MotionTouches {
         let out = due
             .into_iter()
             .filter(|e| match e.what {
-                EventKind::Touch { player, poem, .. } => !seen.iter().any(|&(t, p, q)| {
-                    p == player && q == poem && (t - e.t_s).abs() <= MOTION_TOUCH_MATCH_S
+                EventKind::Touch {
+                    player,
+                    poem,
+                    territory,
+                    ..
+                } => !seen.iter().any(|&(t, p, q, w)| {
+                    p == player
+                        && q == poem
+                        && (poem.is_some() || w == territory)
+                        && (t - e.t_s).abs() <= MOTION_TOUCH_MATCH_S
                 }),
                 _ => true,
             })
@@ -697,13 +711,13 @@ mod tests {
         fn describe(&self) -> String {
             "noting".into()
         }
-        fn set_cards(&mut self, cards: Vec<(u8, [Pt; 4])>) {
-            self.given = cards.iter().map(|(p, _)| *p).collect();
+        fn set_cards(&mut self, cards: Vec<(CardRef, [Pt; 4])>) {
+            self.given = cards.iter().filter_map(|(c, _)| c.poem()).collect();
         }
     }
 
-    fn places(poem: u8) -> Vec<(u8, [Pt; 4])> {
-        vec![(poem, [Pt::new(0.0, 0.0); 4])]
+    fn places(poem: u8) -> Vec<(CardRef, [Pt; 4])> {
+        vec![(CardRef::Poem(poem), [Pt::new(0.0, 0.0); 4])]
     }
 
     #[test]

@@ -21,7 +21,7 @@ use super::{HandSource, JudgeError};
 use crate::hands::{HandFrame, HandObs, Perceiver};
 use crate::rules::geometry::Pt;
 use crate::rules::model::Event;
-use crate::rules::model::{EventKind, Hand, Player};
+use crate::rules::model::{CardRef, EventKind, Hand, Player};
 use crate::track::HandSeen;
 use opencv::core::Mat;
 use std::collections::BTreeMap;
@@ -239,6 +239,7 @@ impl ModelHands {
                     player,
                     hand,
                     poem,
+                    territory,
                     direct,
                 } if self.touches => {
                     let hand = self.usual(player).unwrap_or(hand);
@@ -247,6 +248,7 @@ impl ModelHands {
                             player,
                             hand,
                             poem,
+                            territory,
                             direct,
                         },
                         ..e
@@ -267,7 +269,7 @@ impl HandSource for ModelHands {
         self.perceiver.hurry(hurried);
     }
 
-    fn set_cards(&mut self, cards: Vec<(u8, [Pt; 4])>) {
+    fn set_cards(&mut self, cards: Vec<(CardRef, [Pt; 4])>) {
         self.perceiver.set_cards(cards);
     }
 

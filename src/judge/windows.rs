@@ -6,6 +6,7 @@
 
 use crate::rules::engine::Location;
 use crate::rules::model::{
+    touched_card_words,
     By, Event, EventKind, FoulKind, MatchResult, Player, Reading, Review, ReviewWhat, Ruling,
     TakeHow,
 };
@@ -279,7 +280,9 @@ fn taken_card(referee: &Referee, heard: u8, window: &[Event]) -> Option<u8> {
         match &e.what {
             EventKind::Send { .. } => break,
             EventKind::Touch {
-                poem, direct: true, ..
+                poem: Some(poem),
+                direct: true,
+                ..
             } if first_touch.is_none() => first_touch = Some(*poem),
             EventKind::Out { poem, by, .. } if by.player().is_some() && first_out.is_none() => {
                 first_out = Some(*poem)
@@ -337,12 +340,12 @@ fn mark_undriven_take(r: &mut Ruling, window: &[Event]) {
     });
 }
 
-/// The cards `player` was seen touching with a hand in `window`, and when.
+/// The named cards `player` was seen touching with a hand in `window`, and when.
 fn direct_touches(window: &[Event], player: Player) -> impl Iterator<Item = (u8, f64)> + '_ {
     window.iter().filter_map(move |e| match e.what {
         EventKind::Touch {
             player: p,
-            poem,
+            poem: Some(poem),
             direct: true,
             ..
         } if p == player => Some((poem, e.t_s)),
@@ -421,7 +424,10 @@ fn mark_fingertip_fouls(r: &mut Ruling, window: &[Event]) {
     if r.needs_review.is_some() {
         return;
     }
-    let moved = |poem: u8, t: f64| {
+    // A card the layout could not name has no `out`, `send` or `place` of its own: a foul
+    // on one always rests on the touch alone.
+    let moved = |poem: Option<u8>, t: f64| {
+        let Some(poem) = poem else { return false };
         window.iter().any(|e| {
             e.t_s >= t - 1e-9
                 && e.t_s <= t + FOUL_CARD_MOVED_S
@@ -433,7 +439,7 @@ fn mark_fingertip_fouls(r: &mut Ruling, window: &[Event]) {
                         poem: p,
                         direct: false,
                         ..
-                    } => *p != poem,
+                    } => *p != Some(poem),
                     _ => false,
                 }
         })
@@ -447,13 +453,14 @@ fn mark_fingertip_fouls(r: &mut Ruling, window: &[Event]) {
                 EventKind::Touch {
                     player,
                     poem,
+                    territory,
                     direct: true,
                     ..
                 } if *player == f.player
                     && (e.t_s - f.t_s).abs() < 1e-6
                     && !moved(*poem, e.t_s) =>
                 {
-                    Some((f.player, *poem, e.t_s))
+                    Some((f.player, touched_card_words(*poem, *territory), e.t_s))
                 }
                 _ => None,
             })

@@ -8,7 +8,7 @@ use super::facts;
 use super::frames::FrameReader;
 use super::hands::HandStream;
 use super::{ReportError, ReportInput};
-use crate::rules::model::EventKind;
+use crate::rules::model::{touched_card_words, EventKind};
 use opencv::core::{Point, Scalar};
 use opencv::prelude::*;
 use opencv::{freetype, imgproc};
@@ -130,7 +130,12 @@ pub fn write_annotated(
                 .collect();
             for (k, e) in recent.iter().take(4).enumerate() {
                 let text = match &e.what {
-                    EventKind::Touch { player, poem, .. } => format!("touch {player} -> {poem}"),
+                    EventKind::Touch {
+                        player,
+                        poem,
+                        territory,
+                        ..
+                    } => format!("touch {player} -> {}", touched_card_words(*poem, *territory)),
                     EventKind::Out { poem, .. } => format!("card {poem} out"),
                     EventKind::Enter { player, hand } => format!("{player} {hand} hand enters"),
                     EventKind::Leave { player, hand } => format!("{player} {hand} hand leaves"),
@@ -147,7 +152,7 @@ pub fn write_annotated(
                     bgr("#ffd600"),
                     false,
                 )?;
-                if let EventKind::Touch { poem, .. } = &e.what {
+                if let EventKind::Touch { poem: Some(poem), .. } = &e.what {
                     if let Some(c) = cards.iter().find(|c| c.poem == Some(*poem)) {
                         imgproc::circle(
                             &mut img,

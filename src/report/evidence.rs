@@ -11,7 +11,7 @@ use super::facts::{self, Focus};
 use super::frames::FrameReader;
 use super::hands::{self, HandObs};
 use super::{ReportError, ReportInput};
-use crate::rules::model::{EventKind, Ruling};
+use crate::rules::model::{touched_card_words, EventKind, Ruling};
 use crate::rules::Event;
 use opencv::core::{self, Mat, Rect, Scalar, Size, Vector};
 use opencv::imgcodecs;
@@ -115,10 +115,12 @@ fn event_text(e: &Event) -> Option<String> {
             player,
             hand,
             poem,
+            territory,
             direct,
         } => {
             format!(
-                "touch {player} ({hand}) card {poem}{}",
+                "touch {player} ({hand}) card {}{}",
+                touched_card_words(*poem, *territory),
                 if *direct { "" } else { " (struck)" }
             )
         }

@@ -115,10 +115,10 @@ pub fn focus(layout: &Layout, readings: &[Reading], events: &[Event], r: &Ruling
                 _ => None,
             })
             .min_by(|a, b| a.0.total_cmp(&b.0))
-            .map(|x| x.1);
+            .and_then(|x| x.1);
         (t, format!("{} by {p}", foul_name(k)), poem.or(Some(r.poem)))
     } else if let Some((t, p, poem)) = first_touch {
-        (t, format!("first touch, by {p}"), Some(poem))
+        (t, format!("first touch, by {p}"), poem)
     } else {
         (
             r.decided_s,
@@ -184,7 +184,7 @@ pub fn reactions(
             let first = win.iter().find(|e| match &e.what {
                 EventKind::Touch {
                     player,
-                    poem,
+                    poem: Some(poem),
                     direct: true,
                     ..
                 } if *player == p => {
@@ -314,7 +314,8 @@ mod tests {
                 EventKind::Touch {
                     player,
                     hand: Hand::Right,
-                    poem,
+                    poem: Some(poem),
+                    territory: None,
                     direct: true,
                 },
             )

@@ -72,7 +72,8 @@ struct SeenTouch {
     conf: f64,
     player: Player,
     hand: Hand,
-    poem: u8,
+    /// `None`: a card the layout could not name, in `territory`.
+    poem: Option<u8>,
     direct: bool,
     territory: Option<Player>,
 }
@@ -305,6 +306,7 @@ impl Referee {
             early,
             card_owner,
             in_play,
+            read_maybe_unnamed: start_loc.is_none() && unnamed > 0,
             lost,
             sent_later,
             touches: Vec::new(),
@@ -320,6 +322,7 @@ impl Referee {
                     player,
                     hand,
                     poem,
+                    territory,
                     direct,
                 } => {
                     if *direct && self.lead[player.index()].is_none() {
@@ -327,9 +330,13 @@ impl Referee {
                         self.lead[player.index()] = Some(*hand);
                         draft.articles.insert("13-2");
                     }
-                    let territory = match self.cards.get(poem) {
-                        Some(Location::Field { owner, .. }) => Some(*owner),
-                        _ => None,
+                    let territory = match poem {
+                        Some(poem) => match self.cards.get(poem) {
+                            Some(Location::Field { owner, .. }) => Some(*owner),
+                            _ => None,
+                        },
+                        // Where the camera saw the unnamed card lie.
+                        None => *territory,
                     };
                     facts.touches.push(SeenTouch {
                         t_s: e.t_s,
@@ -442,7 +449,7 @@ impl Referee {
         let first: [Option<SeenTouch>; 2] = Player::BOTH.map(|p| {
             f.touches
                 .iter()
-                .filter(|t| t.player == p && t.poem == r.poem && t.direct && t.t_s <= until)
+                .filter(|t| t.player == p && t.poem == Some(r.poem) && t.direct && t.t_s <= until)
                 .min_by(|a, b| a.t_s.total_cmp(&b.t_s))
                 .copied()
         });
@@ -613,17 +620,25 @@ impl Referee {
                 .iter()
                 .filter(|t| t.player == p && t.t_s <= window_end)
             {
-                if t.poem == r.poem || !t.direct {
+                if t.poem == Some(r.poem) || !t.direct {
                     continue; // 23-2: struck by a card, not by the hand
+                }
+                if t.poem.is_none() && (f.read_maybe_unnamed || anchor.is_some_and(|a| t.t_s > a))
+                {
+                    // An unnamed card may be the read card itself; after the take, a hand
+                    // on one may be sending it (25-1), which the camera cannot date for a
+                    // card it cannot name.
+                    continue;
                 }
                 if lead.is_some_and(|l| l != t.hand) {
                     draft.articles.insert("23-5");
                     continue; // 23-5: the other hand commits no otetsuki
                 }
-                if f.sent_later.contains(&(p, t.poem)) {
+                let sent_later = |q: Player| t.poem.is_some_and(|poem| f.sent_later.contains(&(q, poem)));
+                if sent_later(p) {
                     continue; // 25-1: picking up the card to send
                 }
-                if f.sent_later.contains(&(p.other(), t.poem))
+                if sent_later(p.other())
                     && f.touches
                         .iter()
                         .any(|u| u.player == p.other() && u.poem == t.poem && u.t_s <= t.t_s)
@@ -898,6 +913,9 @@ struct Facts {
     early: Vec<(Player, f64)>,
     card_owner: Option<Player>,
     in_play: bool,
+    /// The read poem names no card of the layout while some cards are unnamed: it may be
+    /// one of them.
+    read_maybe_unnamed: bool,
     /// Out of the playing area and not put back (19).
     lost: bool,
     /// Cards each player sends during the window: touching them is not an otetsuki

@@ -192,10 +192,14 @@ pub struct Event {
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum EventKind {
     /// A hand first touches a card; `direct: false` when only another card struck it (23-2).
+    /// `poem` is `None` for a card the layout could not name: `territory` then says
+    /// where it lay, which is all an otetsuki on it needs (23-1).
     Touch {
         player: Player,
         hand: Hand,
-        poem: u8,
+        poem: Option<u8>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        territory: Option<Player>,
         #[serde(default = "yes")]
         direct: bool,
     },
@@ -237,6 +241,66 @@ pub enum EventKind {
     },
 }
 
+/// A card as the camera knows it: by its poem, or, when the layout could not name it,
+/// by its index among the layout's cards and the territory it lies in now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CardRef {
+    Poem(u8),
+    Unnamed {
+        index: usize,
+        territory: Option<Player>,
+    },
+}
+
+/// In `hands.jsonl`: the poem, or `{"territory": "A"}` for a card the layout could not
+/// name (`"territory": null` while it lies in neither).
+impl Serialize for CardRef {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        match self {
+            CardRef::Poem(p) => s.serialize_u8(*p),
+            CardRef::Unnamed { territory, .. } => {
+                let mut m = s.serialize_map(Some(1))?;
+                m.serialize_entry("territory", territory)?;
+                m.end()
+            }
+        }
+    }
+}
+
+impl CardRef {
+    pub fn poem(&self) -> Option<u8> {
+        match self {
+            CardRef::Poem(p) => Some(*p),
+            CardRef::Unnamed { .. } => None,
+        }
+    }
+
+    /// The contract's `touch` of this card.
+    pub fn touch(&self, player: Player, hand: Hand, direct: bool) -> EventKind {
+        let territory = match self {
+            CardRef::Poem(_) => None,
+            CardRef::Unnamed { territory, .. } => *territory,
+        };
+        EventKind::Touch {
+            player,
+            hand,
+            poem: self.poem(),
+            territory,
+            direct,
+        }
+    }
+}
+
+/// How a touch names its card in words: the poem, or where the unnamed card lay.
+pub fn touched_card_words(poem: Option<u8>, territory: Option<Player>) -> String {
+    match (poem, territory) {
+        (Some(p), _) => p.to_string(),
+        (None, Some(t)) => format!("an unnamed card in {t}'s territory"),
+        (None, None) => "an unnamed card".to_string(),
+    }
+}
+
 impl Event {
     pub fn new(t_s: f64, what: EventKind) -> Self {
         Event {
@@ -250,8 +314,8 @@ impl Event {
     /// The poem the event names, if any.
     pub fn poem(&self) -> Option<u8> {
         match &self.what {
-            EventKind::Touch { poem, .. }
-            | EventKind::Out { poem, .. }
+            EventKind::Touch { poem, .. } => *poem,
+            EventKind::Out { poem, .. }
             | EventKind::Send { poem, .. }
             | EventKind::Place { poem, .. } => Some(*poem),
             _ => None,

@@ -168,6 +168,18 @@ pub fn parse_events(src: &str, text: &str) -> Result<Vec<Event>, InputError> {
         if let Some(p) = e.poem() {
             check_poem(src, &place, p)?;
         }
+        if let EventKind::Touch {
+            poem: None,
+            territory: None,
+            ..
+        } = e.what
+        {
+            return Err(InputError::new(
+                src,
+                &place,
+                "a touch names neither a poem nor the territory of the card touched",
+            ));
+        }
         if let EventKind::Place { row, .. } = e.what {
             if !(1..=3).contains(&row) {
                 return Err(InputError::new(

@@ -1453,7 +1453,8 @@ fn push_out(
         EventKind::Touch {
             player: winner,
             hand: leads[winner.index()],
-            poem: read,
+            poem: Some(read),
+            territory: None,
             direct: false,
         },
     ));
@@ -1647,7 +1648,8 @@ fn found_events(
                     EventKind::Touch {
                         player: h.player,
                         hand: h.hand,
-                        poem,
+                        poem: Some(poem),
+                        territory: None,
                         direct: true,
                     },
                 ));

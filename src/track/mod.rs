@@ -19,7 +19,7 @@ use crate::detect::relocate::{CardScale, Search};
 use crate::detect::{relocate, DetectError, QuadPx};
 use crate::field::{FieldError, FieldMap};
 use crate::rules::geometry::{FieldGeometry, Pt, TOUCH_RADIUS_MM};
-use crate::rules::model::{By, Event, EventKind, Hand, Player};
+use crate::rules::model::{By, CardRef, Event, EventKind, Hand, Player};
 use blob::{BlobFinder, SeenBlob};
 use opencv::core::{Mat, Point2f, Vector};
 use opencv::imgproc;
@@ -515,13 +515,14 @@ impl CardTracker {
             .count()
     }
 
-    /// The named cards lying in the playing area and where (poem, corners in field mm):
+    /// The cards lying in the playing area and where (the card, corners in field mm):
     /// resting ones at their place, moving ones where they were last seen. Cards missing
-    /// or out are left out: no finger can press them where they were.
-    pub fn places_mm(&self) -> Result<Vec<(u8, [Pt; 4])>, TrackError> {
+    /// or out are left out: no finger can press them where they were. An unnamed card
+    /// still counts: a touch of it is an otetsuki by its territory alone (23-1).
+    pub fn places_mm(&self) -> Result<Vec<(CardRef, [Pt; 4])>, TrackError> {
         let mut v = Vec::with_capacity(self.cards.len());
-        for c in &self.cards {
-            let Some(poem) = c.poem else { continue };
+        for (i, c) in self.cards.iter().enumerate() {
+            let card = self.card_ref(i);
             let (centre, angle) = match &c.phase {
                 Phase::Resting => (c.centre_mm, c.angle_deg),
                 Phase::Moving(f) => {
@@ -531,11 +532,25 @@ impl CardTracker {
                 Phase::Missing { .. } | Phase::Leaving(_) | Phase::Out => continue,
             };
             v.push((
-                poem,
+                card,
                 self.geometry.card_corners(centre[0], centre[1], angle),
             ));
         }
         Ok(v)
+    }
+
+    /// Card `i` as events name it: its poem, or the territory its resting place lies in.
+    fn card_ref(&self, i: usize) -> CardRef {
+        let c = &self.cards[i];
+        match c.poem {
+            Some(p) => CardRef::Poem(p),
+            None => CardRef::Unnamed {
+                index: i,
+                territory: self
+                    .geometry
+                    .territory_of(Pt::new(c.centre_mm[0], c.centre_mm[1])),
+            },
+        }
     }
 
     /// The state between frames.
@@ -1179,18 +1194,7 @@ impl CardTracker {
         t_s: f64,
         events: &mut Vec<Event>,
     ) {
-        let Some(poem) = self.cards[i].poem else {
-            return;
-        };
-        let mut e = Event::new(
-            t_s,
-            EventKind::Touch {
-                player,
-                hand,
-                poem,
-                direct: true,
-            },
-        );
+        let mut e = Event::new(t_s, self.card_ref(i).touch(player, hand, true));
         e.t_err_s = 0.5 / self.fps;
         e.frames = Some([frame as u64, frame as u64]);
         events.push(e);
@@ -1208,9 +1212,6 @@ impl CardTracker {
         events: &mut Vec<Event>,
     ) {
         let Some(st) = f.touch.take() else { return };
-        let Some(poem) = self.cards[i].poem else {
-            return;
-        };
         let back_frames = match next {
             Some((b, frame)) if frame > f.start_frame => {
                 let came = b.area_px / self.scale.face_area_px.sqrt();
@@ -1227,15 +1228,7 @@ impl CardTracker {
         if let Some(d) = st.disturbed_s {
             t = t.max(d);
         }
-        let mut e = Event::new(
-            t,
-            EventKind::Touch {
-                player: st.player,
-                hand: st.hand,
-                poem,
-                direct: !st.struck,
-            },
-        );
+        let mut e = Event::new(t, self.card_ref(i).touch(st.player, st.hand, !st.struck));
         e.t_err_s = (0.5 / self.fps).max((f.start_t_s - t) / 2.0);
         e.frames = Some([
             (f.start_frame as f64 - back_frames.ceil()).max(0.0) as u64,
