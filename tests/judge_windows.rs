@@ -577,3 +577,67 @@ fn a_direct_take_goes_to_review_when_the_rival_was_seen_pressing_the_card_beside
     assert_eq!(away.take, near.take);
     assert!(away.needs_review.is_none(), "{:?}", away.needs_review);
 }
+
+#[test]
+fn a_fingertip_on_an_unnamed_card_of_the_territory_without_the_read_card_is_a_foul_to_review() {
+    use karuta_referee::rules::{Event, EventKind, FoulKind};
+    let (mut layout, readings, events) = example();
+    let (want, _) = adjudicate(&layout, &readings, &events);
+    let (taken, from, to) = clean_direct_take(&want, &readings);
+    let take = taken.take.clone().unwrap();
+    let owner = layout
+        .cards
+        .iter()
+        .find(|c| c.poem == Some(taken.poem))
+        .unwrap()
+        .owner;
+    let rival = take.player.other();
+    // A card of the other territory, not read by then: the layout could not name it.
+    let other = layout
+        .cards
+        .iter_mut()
+        .find(|c| {
+            c.owner != owner
+                && !readings
+                    .iter()
+                    .any(|r| Some(r.poem) == c.poem && r.seq <= taken.seq)
+        })
+        .unwrap();
+    other.poem = None;
+    // The rival's lead hand: the hand of its first touch (13-2), else the layout's.
+    let rival_hand = events
+        .iter()
+        .find_map(|e| match e.what {
+            EventKind::Touch { player, hand, .. } if player == rival => Some(hand),
+            _ => None,
+        })
+        .or(layout.lead_hand(rival))
+        .unwrap();
+    let mut seen: Vec<Event> = events.clone();
+    seen.push(Event::new(
+        take.t_s - 0.1,
+        EventKind::Touch {
+            player: rival,
+            hand: rival_hand,
+            poem: None,
+            territory: Some(owner.other()),
+            direct: true,
+        },
+    ));
+    assert!(take.t_s - 0.1 > from && take.t_s < to);
+    let r = rule_one(&layout, &readings, seen.clone(), taken.seq, true);
+    assert_eq!(r.take.as_ref().map(|t| t.player), Some(take.player));
+    assert!(
+        r.fouls
+            .iter()
+            .any(|f| f.player == rival && f.kind == FoulKind::WrongTerritory && !f.cancelled),
+        "{:?}",
+        r.fouls
+    );
+    let review = r.needs_review.expect("a foul on a fingertip alone is reviewed");
+    assert!(
+        review.reason.contains(&format!("an unnamed card in {}'s territory", owner.other())),
+        "{}",
+        review.reason
+    );
+}
