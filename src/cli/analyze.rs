@@ -77,7 +77,7 @@ fn hand_source(
 ) -> Result<(Option<Box<dyn HandSource>>, String)> {
     match choice {
         HandsChoice::None => Ok((None, format!("none ({})", judge::NO_HAND_MODEL))),
-        HandsChoice::Labels => match LabelHands::open(dir, fps).map_err(judge_error)? {
+        HandsChoice::Labels => match LabelHands::open(dir, fps, layout).map_err(judge_error)? {
             Some(h) => {
                 let d = h.describe();
                 Ok((Some(Box::new(h)), d))

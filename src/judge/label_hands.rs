@@ -5,10 +5,11 @@
 //!
 //! Times are frame-quantised as a camera's are: a touch first seen in frame k happened
 //! between frames k-1 and k, so it is reported at the middle, with the error of a
-//! uniform spread over one frame.
+//! uniform spread over one frame. A card the measured layout could not name is touched
+//! as the camera would report it: by its territory, not by the poem the labels know.
 
 use super::{HandSource, JudgeError};
-use crate::rules::model::{Event, EventKind, Hand, Player};
+use crate::rules::model::{CardRef, Event, EventKind, Hand, Layout, Player};
 use crate::track::HandSeen;
 use opencv::core::Mat;
 use serde::Deserialize;
@@ -31,6 +32,23 @@ struct HandLine {
     inside: bool,
     #[serde(default)]
     keypoints_px: BTreeMap<String, [f64; 2]>,
+    /// Field millimetres and height above the tatami.
+    #[serde(default)]
+    keypoints_mm: BTreeMap<String, [f64; 3]>,
+}
+
+impl HandLine {
+    /// The territory under the hand's lowest fingertip (the one on the card it touches):
+    /// A's half of the field has y < 0 (contract section 2).
+    fn territory_touched(&self) -> Option<Player> {
+        let tip = self
+            .keypoints_mm
+            .iter()
+            .filter(|(k, _)| k.as_str() != "wrist")
+            .map(|(_, p)| p)
+            .min_by(|a, b| a[2].total_cmp(&b[2]))?;
+        Some(if tip[1] < 0.0 { Player::A } else { Player::B })
+    }
 }
 
 /// Hands as the simulator's labels give them.
@@ -41,11 +59,14 @@ pub struct LabelHands {
     fps: f64,
     touching: BTreeMap<(Player, Hand), BTreeSet<u8>>,
     inside: BTreeMap<(Player, Hand), bool>,
+    /// The poems the measured layout named.
+    named: BTreeSet<u8>,
 }
 
 impl LabelHands {
-    /// `dir/labels/frames.jsonl`, or `None` when the recording has no labels.
-    pub fn open(dir: &Path, fps: f64) -> Result<Option<LabelHands>, JudgeError> {
+    /// `dir/labels/frames.jsonl`, or `None` when the recording has no labels; `layout` is
+    /// the layout measured from the video.
+    pub fn open(dir: &Path, fps: f64, layout: &Layout) -> Result<Option<LabelHands>, JudgeError> {
         let path = dir.join("labels").join("frames.jsonl");
         if !path.is_file() {
             return Ok(None);
@@ -62,6 +83,7 @@ impl LabelHands {
             fps,
             touching: BTreeMap::new(),
             inside: BTreeMap::new(),
+            named: layout.cards.iter().filter_map(|c| c.poem).collect(),
         }))
     }
 
@@ -126,13 +148,15 @@ impl HandSource for LabelHands {
             let now: BTreeSet<u8> = h.touching.iter().copied().collect();
             let before = self.touching.insert(key, now.clone()).unwrap_or_default();
             for poem in now.difference(&before) {
-                push(EventKind::Touch {
-                    player: h.player,
-                    hand: h.hand,
-                    poem: Some(*poem),
-                    territory: None,
-                    direct: true,
-                });
+                let card = if self.named.contains(poem) {
+                    CardRef::Poem(*poem)
+                } else {
+                    CardRef::Unnamed {
+                        index: 0,
+                        territory: h.territory_touched(),
+                    }
+                };
+                push(card.touch(h.player, h.hand, true));
             }
             seen.push(HandSeen {
                 player: h.player,
