@@ -22,6 +22,7 @@ fn layout(a: &[u8], b: &[u8]) -> Layout {
                 y_mm: g.row_center_y_mm(owner, 1),
                 angle_deg: 0.0,
                 poem_score: None,
+                candidates: Vec::new(),
             });
         }
     }
@@ -587,6 +588,31 @@ fn art_23_1_an_unnamed_card_touched_while_the_read_poem_names_no_card_may_be_the
         r.needs_review.as_ref().map(|v| v.what),
         Some(ReviewWhat::UnknownCard)
     );
+}
+
+#[test]
+fn art_23_1_a_read_poem_no_unnamed_card_may_be_is_a_dead_card_and_touching_an_unnamed_card_is_an_otetsuki() {
+    // B's second card could not be named; the layout says it is 12 or 13.
+    let mut l = layout(&[5, 6], &[30, 31]);
+    l.cards[3].poem = None;
+    l.cards[3].candidates = vec![12, 13];
+    // 77 is neither: a dead card, and A's touch of the unnamed card is A's otetsuki.
+    let (rulings, _) = adjudicate(&l, &[reading(1, 77)], &[touch_unnamed(11.70, A, B)]);
+    let r = &rulings[0];
+    assert_eq!(r.fouls.len(), 1, "{:?}", r.fouls);
+    assert_eq!((r.fouls[0].player, r.fouls[0].kind), (A, FoulKind::DeadCard));
+    let review = r.needs_review.as_ref().expect("the layout's word is checked");
+    assert_eq!(review.what, ReviewWhat::UnknownCard);
+    assert!(review.reason.contains("ruled a dead card"), "{}", review.reason);
+    // 13 may be the unnamed card itself: no otetsuki the camera can call.
+    let (rulings, _) = adjudicate(&l, &[reading(1, 13)], &[touch_unnamed(11.70, A, B)]);
+    assert!(rulings[0].fouls.is_empty(), "{:?}", rulings[0].fouls);
+    assert!(!rulings[0]
+        .needs_review
+        .as_ref()
+        .unwrap()
+        .reason
+        .contains("ruled a dead card"));
 }
 
 #[test]

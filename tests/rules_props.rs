@@ -47,6 +47,7 @@ fn layout_from(perm: &[u8]) -> Layout {
                 y_mm: g.row_center_y_mm(owner, row),
                 angle_deg: 0.0,
                 poem_score: None,
+                candidates: Vec::new(),
             }
         })
         .collect();

@@ -212,6 +212,7 @@ fn prepare(dir: &Path) -> Result<Prepared> {
             )
         })
         .collect();
+    measured.note_candidates();
     let layout_wall_s = layout_started.elapsed().as_secs_f64();
     let map = FieldMap::new(
         measured.image_to_field,

@@ -82,6 +82,25 @@ impl MeasuredLayout {
         out
     }
 
+    /// Gives each card left unnamed the poems it may be (`CardPlacement::candidates`):
+    /// the one the field's best one-to-one match gives it and its runner-up. A poem read
+    /// that no named card holds and no unnamed card may be is, as far as the layout can
+    /// tell, on no card: a dead card.
+    pub fn note_candidates(&mut self) {
+        for (i, c) in self.cards.iter_mut().enumerate() {
+            if c.placement.poem.is_some() {
+                continue;
+            }
+            let mut v = vec![c.name.best_poem];
+            v.extend(c.name.runner_up.map(|(p, _)| p));
+            v.retain(|p| (1..=crate::rules::poems::POEM_COUNT).contains(p));
+            c.placement.candidates = v.clone();
+            if let Some(p) = self.layout.cards.get_mut(i) {
+                p.candidates = v;
+            }
+        }
+    }
+
     /// The typeface styles the layout's cards were named in (`Namer`'s indices): a card
     /// set is printed in one typeface, so cards found again later are read in these.
     pub fn card_styles(&self) -> &[usize] {

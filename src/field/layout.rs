@@ -228,6 +228,7 @@ pub fn measure_layout(reg: &Registration, quads: &[CardQuad], field: &FieldSize)
             y_mm: pose.y_mm,
             angle_deg: pose.angle_deg,
             poem_score: quads[i].poem_score,
+            candidates: Vec::new(),
         });
     }
     Layout {

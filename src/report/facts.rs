@@ -273,6 +273,7 @@ mod tests {
             y_mm: g.row_center_y_mm(owner, 1),
             angle_deg: 0.0,
             poem_score: None,
+            candidates: Vec::new(),
         }
     }
 

@@ -55,6 +55,9 @@ pub struct Referee {
     cards: BTreeMap<u8, Location>,
     /// The cards the layout could not name, by the territory they lie in.
     unnamed_of: [u32; 2],
+    /// The poems those cards may be (their `candidates`); `None` when any card may be
+    /// any poem.
+    unnamed_may_be: Option<BTreeSet<u8>>,
     lead: [Option<Hand>; 2],
     pool: ReadPool,
     inside: BTreeSet<(Player, Hand)>,
@@ -83,6 +86,7 @@ impl Referee {
         let geometry = FieldGeometry::new(layout.field.clone());
         let mut cards = BTreeMap::new();
         let mut unnamed_of = [0u32; 2];
+        let mut unnamed_may_be = Some(BTreeSet::new());
         for c in &layout.cards {
             match c.poem {
                 Some(p) => {
@@ -94,7 +98,14 @@ impl Referee {
                         },
                     );
                 }
-                None => unnamed_of[c.owner.index()] += 1,
+                None => {
+                    unnamed_of[c.owner.index()] += 1;
+                    if c.candidates.is_empty() {
+                        unnamed_may_be = None;
+                    } else if let Some(s) = unnamed_may_be.as_mut() {
+                        s.extend(c.candidates.iter().copied());
+                    }
+                }
             }
         }
         let initial_cards = cards.len();
@@ -102,6 +113,7 @@ impl Referee {
             geometry,
             cards,
             unnamed_of,
+            unnamed_may_be,
             lead: [layout.lead_hand(Player::A), layout.lead_hand(Player::B)],
             pool: ReadPool::new(),
             inside: BTreeSet::new(),
@@ -281,11 +293,26 @@ impl Referee {
             _ => (None, false, false),
         };
         let unnamed: u32 = self.unnamed_of.iter().sum();
-        if start_loc.is_none() && unnamed > 0 {
+        let read_maybe_unnamed = start_loc.is_none()
+            && unnamed > 0
+            && self
+                .unnamed_may_be
+                .as_ref()
+                .is_none_or(|may_be| may_be.contains(&r.poem));
+        if read_maybe_unnamed {
             draft.flag(
                 ReviewWhat::UnknownCard,
                 format!(
                     "poem {} is not among the named cards, and {unnamed} card(s) are still unnamed",
+                    r.poem
+                ),
+            );
+        } else if start_loc.is_none() && unnamed > 0 {
+            // 23-1: ruled a dead card, on the layout's word that no unnamed card is it.
+            draft.flag(
+                ReviewWhat::UnknownCard,
+                format!(
+                    "poem {} is not among the named cards, and none of the {unnamed} unnamed card(s) matches it: ruled a dead card",
                     r.poem
                 ),
             );
@@ -306,7 +333,7 @@ impl Referee {
             early,
             card_owner,
             in_play,
-            read_maybe_unnamed: start_loc.is_none() && unnamed > 0,
+            read_maybe_unnamed,
             lost,
             sent_later,
             touches: Vec::new(),

@@ -125,6 +125,10 @@ pub struct CardPlacement {
     pub angle_deg: f64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub poem_score: Option<f64>,
+    /// For a card left unnamed: the poems it may be, as the field's best one-to-one
+    /// match of cards to poems and its runner-up give them (best first). Empty: any.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub candidates: Vec<u8>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -207,6 +207,9 @@ pub fn parse_layout(src: &str, text: &str) -> Result<Layout, InputError> {
     let mut seen: HashMap<u8, usize> = HashMap::new();
     for (i, c) in layout.cards.iter().enumerate() {
         let place = format!("cards[{i}]");
+        for &p in &c.candidates {
+            check_poem(src, &format!("{place}.candidates"), p)?;
+        }
         if let Some(p) = c.poem {
             check_poem(src, &place, p)?;
             if let Some(j) = seen.insert(p, i) {
@@ -292,5 +295,15 @@ mod tests {
         let e = parse_layout("layout.json", l).unwrap_err();
         assert_eq!(e.place, "cards[1]");
         assert!(e.problem.contains("two places"));
+    }
+
+    #[test]
+    fn an_unnamed_cards_candidate_that_is_no_poem_is_refused() {
+        let l = r#"{"cards":[{"poem":null,"candidates":[12,101],"owner":"A","row":1,"x_mm":0,"y_mm":-51.5}]}"#;
+        let e = parse_layout("layout.json", l).unwrap_err();
+        assert_eq!(e.place, "cards[0].candidates");
+        assert!(e.problem.contains("poem 101"), "{e}");
+        let ok = r#"{"cards":[{"poem":null,"candidates":[12,13],"owner":"A","row":1,"x_mm":0,"y_mm":-51.5}]}"#;
+        assert_eq!(parse_layout("layout.json", ok).unwrap().cards[0].candidates, vec![12, 13]);
     }
 }

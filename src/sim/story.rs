@@ -359,6 +359,7 @@ pub fn make_layout(
                     y_mm: y,
                     angle_deg: a,
                     poem_score: None,
+                    candidates: Vec::new(),
                 });
                 let turn = if p == Player::B { 180.0 } else { 0.0 };
                 poses.push(Pose {
