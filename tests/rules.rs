@@ -616,6 +616,32 @@ fn art_23_1_a_read_poem_no_unnamed_card_may_be_is_a_dead_card_and_touching_an_un
 }
 
 #[test]
+fn art_25_1_touches_of_unnamed_cards_well_after_an_otetsuki_may_be_its_send() {
+    let mut l = layout(&[5, 6], &[30, 31]);
+    l.cards[1].poem = None;
+    l.cards[1].candidates = vec![12];
+    l.cards[3].poem = None;
+    l.cards[3].candidates = vec![13];
+    // 77 is dead. A touches B's unnamed card; a second later B sends A an own card and A
+    // takes it in: one otetsuki, A's.
+    let sent = [
+        touch_unnamed(11.70, A, B),
+        touch_unnamed(12.70, B, B),
+        touch_unnamed(13.40, A, A),
+    ];
+    let (rulings, _) = adjudicate(&l, &[reading(1, 77)], &sent);
+    let r = &rulings[0];
+    assert_eq!(r.fouls.len(), 1, "{:?}", r.fouls);
+    assert_eq!((r.fouls[0].player, r.fouls[0].kind), (A, FoulKind::DeadCard));
+    assert!(!r.fouls[0].cancelled);
+    // B reaching for a card at the same kimari-ji is B's own otetsuki: both cancel (25-4).
+    let both = [touch_unnamed(11.70, A, B), touch_unnamed(11.90, B, A)];
+    let (rulings, _) = adjudicate(&l, &[reading(1, 77)], &both);
+    assert_eq!(rulings[0].fouls.len(), 2, "{:?}", rulings[0].fouls);
+    assert!(rulings[0].fouls.iter().all(|f| f.cancelled));
+}
+
+#[test]
 fn art_25_1_a_touch_of_an_unnamed_card_after_the_take_may_be_the_send() {
     // B takes A's 5 and reaches for an own card to send it: the camera cannot name the
     // card, so it cannot tell the send from an otetsuki, and charges none.
