@@ -721,8 +721,9 @@ pub fn live(args: &LiveArgs, out: &mut dyn Write) -> Result<()> {
             )
         }
     };
-    let measured =
+    let mut measured =
         measure_layout(&layout_video, None, intrinsics.as_ref()).map_err(detect_error)?;
+    measured.note_candidates();
     let map = FieldMap::new(
         measured.image_to_field,
         intrinsics,

@@ -99,8 +99,9 @@ pub fn layout(dir: &Path, out_dir: Option<&Path>, out: &mut dyn Write) -> Result
     let cal = load_calibration(&dir.join("calibration.json"))?;
     let intrinsics = cal.as_ref().map(Intrinsics::from_calibration);
     let starts_s = reading_starts_s(&dir.join("readings.jsonl"))?;
-    let m =
+    let mut m =
         measure_layout_readings(&video, &starts_s, intrinsics.as_ref()).map_err(detect_error)?;
+    m.note_candidates();
     report(&m, out)?;
 
     let out_dir = out_dir.unwrap_or(dir);
