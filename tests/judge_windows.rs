@@ -345,7 +345,8 @@ fn a_take_driven_out_by_both_hands_goes_to_the_owner_and_to_review() {
     let mut seen: Vec<Event> = events
         .iter()
         .filter(|e| {
-            !(in_window(e) && matches!(e.what, EventKind::Touch { poem, .. } if poem == Some(taken.poem)))
+            !(in_window(e)
+                && matches!(e.what, EventKind::Touch { poem, .. } if poem == Some(taken.poem)))
         })
         .cloned()
         .collect();
@@ -634,9 +635,13 @@ fn a_fingertip_on_an_unnamed_card_of_the_territory_without_the_read_card_is_a_fo
         "{:?}",
         r.fouls
     );
-    let review = r.needs_review.expect("a foul on a fingertip alone is reviewed");
+    let review = r
+        .needs_review
+        .expect("a foul on a fingertip alone is reviewed");
     assert!(
-        review.reason.contains(&format!("an unnamed card in {}'s territory", owner.other())),
+        review
+            .reason
+            .contains(&format!("an unnamed card in {}'s territory", owner.other())),
         "{}",
         review.reason
     );

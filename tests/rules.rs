@@ -591,7 +591,8 @@ fn art_23_1_an_unnamed_card_touched_while_the_read_poem_names_no_card_may_be_the
 }
 
 #[test]
-fn art_23_1_a_read_poem_no_unnamed_card_may_be_is_a_dead_card_and_touching_an_unnamed_card_is_an_otetsuki() {
+fn art_23_1_a_read_poem_no_unnamed_card_may_be_is_a_dead_card_and_touching_an_unnamed_card_is_an_otetsuki(
+) {
     // B's second card could not be named; the layout says it is 12 or 13.
     let mut l = layout(&[5, 6], &[30, 31]);
     l.cards[3].poem = None;
@@ -600,10 +601,20 @@ fn art_23_1_a_read_poem_no_unnamed_card_may_be_is_a_dead_card_and_touching_an_un
     let (rulings, _) = adjudicate(&l, &[reading(1, 77)], &[touch_unnamed(11.70, A, B)]);
     let r = &rulings[0];
     assert_eq!(r.fouls.len(), 1, "{:?}", r.fouls);
-    assert_eq!((r.fouls[0].player, r.fouls[0].kind), (A, FoulKind::DeadCard));
-    let review = r.needs_review.as_ref().expect("the layout's word is checked");
+    assert_eq!(
+        (r.fouls[0].player, r.fouls[0].kind),
+        (A, FoulKind::DeadCard)
+    );
+    let review = r
+        .needs_review
+        .as_ref()
+        .expect("the layout's word is checked");
     assert_eq!(review.what, ReviewWhat::UnknownCard);
-    assert!(review.reason.contains("ruled a dead card"), "{}", review.reason);
+    assert!(
+        review.reason.contains("ruled a dead card"),
+        "{}",
+        review.reason
+    );
     // 13 may be the unnamed card itself: no otetsuki the camera can call.
     let (rulings, _) = adjudicate(&l, &[reading(1, 13)], &[touch_unnamed(11.70, A, B)]);
     assert!(rulings[0].fouls.is_empty(), "{:?}", rulings[0].fouls);
@@ -632,7 +643,10 @@ fn art_25_1_touches_of_unnamed_cards_well_after_an_otetsuki_may_be_its_send() {
     let (rulings, _) = adjudicate(&l, &[reading(1, 77)], &sent);
     let r = &rulings[0];
     assert_eq!(r.fouls.len(), 1, "{:?}", r.fouls);
-    assert_eq!((r.fouls[0].player, r.fouls[0].kind), (A, FoulKind::DeadCard));
+    assert_eq!(
+        (r.fouls[0].player, r.fouls[0].kind),
+        (A, FoulKind::DeadCard)
+    );
     assert!(!r.fouls[0].cancelled);
     // B reaching for a card at the same kimari-ji is B's own otetsuki: both cancel (25-4).
     let both = [touch_unnamed(11.70, A, B), touch_unnamed(11.90, B, A)];

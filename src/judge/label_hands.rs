@@ -151,6 +151,8 @@ impl HandSource for LabelHands {
                 let card = if self.named.contains(poem) {
                     CardRef::Poem(*poem)
                 } else {
+                    // The labels do not say which of the layout's cards it is; only
+                    // its territory reaches the event.
                     CardRef::Unnamed {
                         index: 0,
                         territory: h.territory_touched(),

@@ -6,9 +6,8 @@
 
 use crate::rules::engine::Location;
 use crate::rules::model::{
-    touched_card_words,
-    By, Event, EventKind, FoulKind, MatchResult, Player, Reading, Review, ReviewWhat, Ruling,
-    TakeHow,
+    touched_card_words, By, Event, EventKind, FoulKind, MatchResult, Player, Reading, Review,
+    ReviewWhat, Ruling, TakeHow,
 };
 use crate::rules::{Layout, Referee};
 use std::collections::BTreeMap;

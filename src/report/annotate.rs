@@ -135,7 +135,10 @@ pub fn write_annotated(
                         poem,
                         territory,
                         ..
-                    } => format!("touch {player} -> {}", touched_card_words(*poem, *territory)),
+                    } => format!(
+                        "touch {player} -> {}",
+                        touched_card_words(*poem, *territory)
+                    ),
                     EventKind::Out { poem, .. } => format!("card {poem} out"),
                     EventKind::Enter { player, hand } => format!("{player} {hand} hand enters"),
                     EventKind::Leave { player, hand } => format!("{player} {hand} hand leaves"),
@@ -152,7 +155,10 @@ pub fn write_annotated(
                     bgr("#ffd600"),
                     false,
                 )?;
-                if let EventKind::Touch { poem: Some(poem), .. } = &e.what {
+                if let EventKind::Touch {
+                    poem: Some(poem), ..
+                } = &e.what
+                {
                     if let Some(c) = cards.iter().find(|c| c.poem == Some(*poem)) {
                         imgproc::circle(
                             &mut img,

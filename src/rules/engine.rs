@@ -684,7 +684,8 @@ impl Referee {
                     draft.articles.insert("23-5");
                     continue; // 23-5: the other hand commits no otetsuki
                 }
-                let sent_later = |q: Player| t.poem.is_some_and(|poem| f.sent_later.contains(&(q, poem)));
+                let sent_later =
+                    |q: Player| t.poem.is_some_and(|poem| f.sent_later.contains(&(q, poem)));
                 if sent_later(p) {
                     continue; // 25-1: picking up the card to send
                 }

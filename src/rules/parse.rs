@@ -304,6 +304,9 @@ mod tests {
         assert_eq!(e.place, "cards[0].candidates");
         assert!(e.problem.contains("poem 101"), "{e}");
         let ok = r#"{"cards":[{"poem":null,"candidates":[12,13],"owner":"A","row":1,"x_mm":0,"y_mm":-51.5}]}"#;
-        assert_eq!(parse_layout("layout.json", ok).unwrap().cards[0].candidates, vec![12, 13]);
+        assert_eq!(
+            parse_layout("layout.json", ok).unwrap().cards[0].candidates,
+            vec![12, 13]
+        );
     }
 }
