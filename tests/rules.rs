@@ -633,12 +633,13 @@ fn art_25_1_touches_of_unnamed_cards_well_after_an_otetsuki_may_be_its_send() {
     l.cards[1].candidates = vec![12];
     l.cards[3].poem = None;
     l.cards[3].candidates = vec![13];
-    // 77 is dead. A touches B's unnamed card; a second later B sends A an own card and A
+    // 77 is dead (decided at 10.0 s: its kimari-ji is one kana, and touches count for
+    // 2 s after). A touches B's unnamed card; 0.8 s later B sends A an own card and A
     // takes it in: one otetsuki, A's.
     let sent = [
-        touch_unnamed(11.70, A, B),
-        touch_unnamed(12.70, B, B),
-        touch_unnamed(13.40, A, A),
+        touch_unnamed(10.40, A, B),
+        touch_unnamed(11.20, B, B),
+        touch_unnamed(11.80, A, A),
     ];
     let (rulings, _) = adjudicate(&l, &[reading(1, 77)], &sent);
     let r = &rulings[0];
@@ -653,6 +654,11 @@ fn art_25_1_touches_of_unnamed_cards_well_after_an_otetsuki_may_be_its_send() {
     let (rulings, _) = adjudicate(&l, &[reading(1, 77)], &both);
     assert_eq!(rulings[0].fouls.len(), 2, "{:?}", rulings[0].fouls);
     assert!(rulings[0].fouls.iter().all(|f| f.cancelled));
+    // A's own hand going on into A's territory is no send: a double (25-3).
+    let double = [touch_unnamed(10.40, A, B), touch_unnamed(11.10, A, A)];
+    let (rulings, _) = adjudicate(&l, &[reading(1, 77)], &double);
+    assert_eq!(rulings[0].fouls.len(), 1, "{:?}", rulings[0].fouls);
+    assert_eq!(rulings[0].fouls[0].kind, FoulKind::Double);
 }
 
 #[test]

@@ -19,10 +19,11 @@ pub const TAKING_MOTION_S: f64 = 1.0;
 /// With no take (dead card, or nobody reached the card), touches are judged for this long
 /// after the kimari-ji was decided.
 pub const NO_TAKE_WINDOW_S: f64 = 2.0;
-/// A touch of an unnamed card this long after the reading's first otetsuki may be a send
-/// answering it (25-1): the sender sees the foul, then reaches for a card. Touches
-/// closer to it are the same reaction to the kimari-ji (both players at once, or one
-/// hand across both territories, 25-3).
+/// A touch of an unnamed card this long after the opponent's first otetsuki of the
+/// reading may be a send answering it (25-1): the sender sees the foul, then reaches for
+/// a card; the offender's own touches after that send are taking the card in. Touches
+/// closer to it are the same reaction to the kimari-ji by both players; one player's
+/// later touches (one hand across both territories, 25-3) are never a send.
 pub const SEND_AFTER_FOUL_MIN_S: f64 = 0.5;
 /// Two touch times closer than this are the same moment (18-1), whatever the error bars.
 pub const EXACT_TIE_S: f64 = 1e-6;
@@ -643,24 +644,47 @@ impl Referee {
             r.shimo_start_s.map_or(end, |sh| end.min(sh))
         };
         let read_territory = if f.in_play { f.card_owner } else { None };
-        // The first touch that may be an otetsuki: a send answering it comes later.
-        let first_foul_s = f
-            .touches
-            .iter()
-            .filter(|t| {
-                t.direct
-                    && t.t_s <= window_end
-                    && t.poem != Some(r.poem)
-                    && !(t.poem.is_none() && f.read_maybe_unnamed)
-                    && self.lead[t.player.index()].is_none_or(|l| l == t.hand)
-                    && t.territory.is_some()
-                    && !(f.in_play && t.territory == read_territory)
+        // Each player's first touch that may be an otetsuki: the opponent's send answering
+        // it comes later (25-1), and the offender then takes the sent card in.
+        let earliest = |ts: &mut dyn Iterator<Item = f64>| {
+            ts.fold(None, |m: Option<f64>, t| {
+                Some(m.map_or(t, |m: f64| m.min(t)))
             })
-            .map(|t| t.t_s)
-            .fold(None, |m: Option<f64>, t| Some(m.map_or(t, |m| m.min(t))));
-        let sending_after = |t_s: f64| {
+        };
+        let first_foul_s: [Option<f64>; 2] = Player::BOTH.map(|p| {
+            earliest(
+                &mut f
+                    .touches
+                    .iter()
+                    .filter(|t| {
+                        t.player == p
+                            && t.direct
+                            && t.t_s <= window_end
+                            && t.poem != Some(r.poem)
+                            && !(t.poem.is_none() && f.read_maybe_unnamed)
+                            && self.lead[p.index()].is_none_or(|l| l == t.hand)
+                            && t.territory.is_some()
+                            && !(f.in_play && t.territory == read_territory)
+                    })
+                    .map(|t| t.t_s),
+            )
+        });
+        let sends_after = |p: Player, t_s: f64| {
+            first_foul_s[p.other().index()].is_some_and(|f0| t_s > f0 + SEND_AFTER_FOUL_MIN_S)
+        };
+        let first_send_s: [Option<f64>; 2] = Player::BOTH.map(|p| {
+            earliest(
+                &mut f
+                    .touches
+                    .iter()
+                    .filter(|t| t.player == p && t.poem.is_none() && sends_after(p, t.t_s))
+                    .map(|t| t.t_s),
+            )
+        });
+        let sending_after = |p: Player, t_s: f64| {
             anchor.is_some_and(|a| t_s > a)
-                || first_foul_s.is_some_and(|f0| t_s > f0 + SEND_AFTER_FOUL_MIN_S)
+                || sends_after(p, t_s)
+                || first_send_s[p.other().index()].is_some_and(|s| t_s >= s)
         };
         let mut fouls: Vec<Foul> = Vec::new();
         for p in Player::BOTH {
@@ -674,7 +698,7 @@ impl Referee {
                 if t.poem == Some(r.poem) || !t.direct {
                     continue; // 23-2: struck by a card, not by the hand
                 }
-                if t.poem.is_none() && (f.read_maybe_unnamed || sending_after(t.t_s)) {
+                if t.poem.is_none() && (f.read_maybe_unnamed || sending_after(p, t.t_s)) {
                     // An unnamed card may be the read card itself; after the take or an
                     // otetsuki, a hand on one may be sending it or taking it in (25-1),
                     // which the camera cannot date for a card it cannot name.
