@@ -259,13 +259,7 @@ impl Perceiver {
             .iter()
             .enumerate()
             .map(|(index, c)| {
-                let card = match c.poem {
-                    Some(p) => CardRef::Poem(p),
-                    None => CardRef::Unnamed {
-                        index,
-                        territory: Some(c.owner),
-                    },
-                };
+                let card = CardRef::of(c.poem, index, Some(c.owner));
                 (
                     card,
                     rotated_rect(

@@ -148,16 +148,10 @@ impl HandSource for LabelHands {
             let now: BTreeSet<u8> = h.touching.iter().copied().collect();
             let before = self.touching.insert(key, now.clone()).unwrap_or_default();
             for poem in now.difference(&before) {
-                let card = if self.named.contains(poem) {
-                    CardRef::Poem(*poem)
-                } else {
-                    // The labels do not say which of the layout's cards it is; only
-                    // its territory reaches the event.
-                    CardRef::Unnamed {
-                        index: 0,
-                        territory: h.territory_touched(),
-                    }
-                };
+                // The labels do not say which of the layout's cards it is; only its
+                // territory reaches the event.
+                let named = self.named.contains(poem).then_some(*poem);
+                let card = CardRef::of(named, 0, h.territory_touched());
                 push(card.touch(h.player, h.hand, true));
             }
             seen.push(HandSeen {

@@ -644,42 +644,37 @@ impl Referee {
             r.shimo_start_s.map_or(end, |sh| end.min(sh))
         };
         let read_territory = if f.in_play { f.card_owner } else { None };
+        // The territory on which a touch is an otetsuki, by the reading alone (sends aside):
+        // a hand's direct touch of another card than the read one, with the lead hand, on a
+        // territory without the read card (23-1, 23-2, 23-5).
+        let otetsuki_on = |t: &SeenTouch| -> Option<Player> {
+            let by_lead = self.lead[t.player.index()].is_none_or(|l| l == t.hand);
+            let unsure = t.poem.is_none() && f.read_maybe_unnamed;
+            let territory = t
+                .territory
+                .filter(|&w| !(f.in_play && Some(w) == read_territory));
+            (t.direct && t.t_s <= window_end && t.poem != Some(r.poem) && !unsure && by_lead)
+                .then_some(territory)
+                .flatten()
+        };
         // Each player's first touch that may be an otetsuki: the opponent's send answering
         // it comes later (25-1), and the offender then takes the sent card in.
-        let earliest = |ts: &mut dyn Iterator<Item = f64>| {
-            ts.fold(None, |m: Option<f64>, t| {
-                Some(m.map_or(t, |m: f64| m.min(t)))
-            })
-        };
         let first_foul_s: [Option<f64>; 2] = Player::BOTH.map(|p| {
-            earliest(
-                &mut f
-                    .touches
-                    .iter()
-                    .filter(|t| {
-                        t.player == p
-                            && t.direct
-                            && t.t_s <= window_end
-                            && t.poem != Some(r.poem)
-                            && !(t.poem.is_none() && f.read_maybe_unnamed)
-                            && self.lead[p.index()].is_none_or(|l| l == t.hand)
-                            && t.territory.is_some()
-                            && !(f.in_play && t.territory == read_territory)
-                    })
-                    .map(|t| t.t_s),
-            )
+            f.touches
+                .iter()
+                .filter(|t| t.player == p && otetsuki_on(t).is_some())
+                .map(|t| t.t_s)
+                .reduce(f64::min)
         });
         let sends_after = |p: Player, t_s: f64| {
             first_foul_s[p.other().index()].is_some_and(|f0| t_s > f0 + SEND_AFTER_FOUL_MIN_S)
         };
         let first_send_s: [Option<f64>; 2] = Player::BOTH.map(|p| {
-            earliest(
-                &mut f
-                    .touches
-                    .iter()
-                    .filter(|t| t.player == p && t.poem.is_none() && sends_after(p, t.t_s))
-                    .map(|t| t.t_s),
-            )
+            f.touches
+                .iter()
+                .filter(|t| t.player == p && t.poem.is_none() && sends_after(p, t.t_s))
+                .map(|t| t.t_s)
+                .reduce(f64::min)
         });
         let sending_after = |p: Player, t_s: f64| {
             anchor.is_some_and(|a| t_s > a)
@@ -720,10 +715,8 @@ impl Referee {
                 {
                     continue; // 25-1: taking in the card the opponent is sending
                 }
-                let Some(terr) = t.territory else { continue };
-                if f.in_play && Some(terr) == read_territory {
-                    continue; // 23-1 note: other cards on the read card's territory
-                }
+                // 23-1 note: other cards on the read card's territory are no otetsuki.
+                let Some(terr) = otetsuki_on(t) else { continue };
                 hit.entry(terr).or_insert(t.t_s);
             }
             if hit.is_empty() {

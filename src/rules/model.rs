@@ -273,6 +273,14 @@ impl Serialize for CardRef {
 }
 
 impl CardRef {
+    /// Card `index` of the layout: by `poem` when named, else by `territory`.
+    pub fn of(poem: Option<u8>, index: usize, territory: Option<Player>) -> CardRef {
+        match poem {
+            Some(p) => CardRef::Poem(p),
+            None => CardRef::Unnamed { index, territory },
+        }
+    }
+
     pub fn poem(&self) -> Option<u8> {
         match self {
             CardRef::Poem(p) => Some(*p),

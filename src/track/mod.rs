@@ -542,15 +542,8 @@ impl CardTracker {
     /// Card `i` as events name it: its poem, or the territory its resting place lies in.
     fn card_ref(&self, i: usize) -> CardRef {
         let c = &self.cards[i];
-        match c.poem {
-            Some(p) => CardRef::Poem(p),
-            None => CardRef::Unnamed {
-                index: i,
-                territory: self
-                    .geometry
-                    .territory_of(Pt::new(c.centre_mm[0], c.centre_mm[1])),
-            },
-        }
+        let at = Pt::new(c.centre_mm[0], c.centre_mm[1]);
+        CardRef::of(c.poem, i, self.geometry.territory_of(at))
     }
 
     /// The state between frames.
