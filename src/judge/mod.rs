@@ -368,7 +368,7 @@ pub fn run(
                     Staged::Finished(last) => {
                         motion.saw(&last);
                         windows.add(last);
-                        windows.add(motion.hold(tracker.apply_search()?));
+                        windows.add(motion.hold(tracker.finish()?));
                         break;
                     }
                 };
@@ -410,7 +410,16 @@ pub fn run(
                     ruled.extend(windows.advance(f.t_s));
                 }
                 if opts.early_takes {
-                    if let Some(r) = windows.early_take(f.t_s, &motion.held) {
+                    // The tracker's start touches it holds back count as told: the
+                    // early call is not delayed by them (a strike found later changes
+                    // the final ruling, not the call).
+                    let held: Vec<Event> = motion
+                        .held
+                        .iter()
+                        .chain(tracker.held_touches())
+                        .cloned()
+                        .collect();
+                    if let Some(r) = windows.early_take(f.t_s, &held) {
                         let due = r.take.as_ref().and_then(|t| clock.due(t.t_s));
                         out.early(
                             &r,

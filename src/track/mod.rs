@@ -44,6 +44,18 @@ pub struct TrackerState {
     read_in_vain: ReadInVain,
     #[serde(default)]
     recent_hands: VecDeque<Vec<HandSeen>>,
+    #[serde(default)]
+    held_touches: Vec<HeldTouch>,
+}
+
+/// A card's start taken for a direct touch, held until `due_frame` (`PUSH_SEEN_LATE_S`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+struct HeldTouch {
+    card: usize,
+    /// When the card was seen to set off.
+    start_t_s: f64,
+    due_frame: usize,
+    event: Event,
 }
 
 /// The cards the last search read without finding any missing card among them (their
@@ -189,6 +201,12 @@ pub const OUT_BACK_DOUBT: f64 = 0.3;
 /// The touch that set a card moving is placed back from the first sighting of its paper
 /// by the paper's growth, at most this many frames.
 pub const TOUCH_BACK_MAX_FRAMES: f64 = 6.0;
+/// A card's start taken for a direct touch is held this long after it set off before it
+/// is told, s: a row-mate the hand drags along the row into it moves under the hand, and
+/// its paper may show only after the card it struck is seen flying (brush realistic-7421
+/// reading 9: 50 ms after). A row-mate seen coming towards the card's place in that time
+/// struck it (17-2), and the touch is told as a strike.
+pub const PUSH_SEEN_LATE_S: f64 = 0.075;
 
 /// What the tracker is told about one visible hand (from the hand stage).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -414,6 +432,8 @@ pub struct CardTracker {
     /// The hands seen in the last frames, the oldest first (`TOUCH_BACK_MAX_FRAMES` and
     /// the frame being read).
     recent_hands: VecDeque<Vec<HandSeen>>,
+    /// Direct start touches not yet told (`PUSH_SEEN_LATE_S`), in the order made.
+    held_touches: Vec<HeldTouch>,
 }
 
 /// A search for missing cards running on its own thread: what it was asked, and when
@@ -498,6 +518,7 @@ impl CardTracker {
             read_in_vain: ReadInVain::default(),
             vacated: Vec::new(),
             recent_hands: VecDeque::new(),
+            held_touches: Vec::new(),
         })
     }
 
@@ -555,6 +576,7 @@ impl CardTracker {
             placed: self.blobs.placed().to_vec(),
             read_in_vain: self.read_in_vain.clone(),
             recent_hands: self.recent_hands.clone(),
+            held_touches: self.held_touches.clone(),
         }
     }
 
@@ -572,6 +594,7 @@ impl CardTracker {
         self.last_search_s = state.last_search_s;
         self.read_in_vain = state.read_in_vain;
         self.recent_hands = state.recent_hands;
+        self.held_touches = state.held_touches;
         for q in &state.placed {
             self.blobs.rebase(q)?;
         }
@@ -672,6 +695,11 @@ impl CardTracker {
             events.extend(self.apply_search()?);
         }
         self.search_missing(frame, t_s, bgr, hands)?;
+        let (due, held): (Vec<HeldTouch>, Vec<HeldTouch>) = std::mem::take(&mut self.held_touches)
+            .into_iter()
+            .partition(|h| h.due_frame <= frame);
+        self.held_touches = held;
+        events.extend(due.into_iter().map(|h| h.event));
         events.sort_by(|a, b| a.t_s.total_cmp(&b.t_s));
         Ok(events)
     }
@@ -787,6 +815,7 @@ impl CardTracker {
             by = b;
             hand = h;
         }
+        self.struck_lately(i, bc, by, hand);
         let c = &self.cards[i];
         let touch = by.player().zip(hand).map(|(player, hand)| StartTouch {
             player,
@@ -1105,7 +1134,12 @@ impl CardTracker {
                     };
                     (t.clamp(t0, t_s), t_s - t0)
                 }
-                None => (t_s, 1.0 / self.fps),
+                // Never proven in the area since it set off (its paper first seen
+                // partly, then out): it lay in its place until then.
+                None => {
+                    let t0 = (f.start_t_s - 1.0 / self.fps).min(t_s);
+                    ((t0 + t_s) / 2.0, (t_s - t0).max(1.0 / self.fps))
+                }
             };
             // More than a frame unseen between, seen whole now but not before: carried
             // back along its own course at its speed to where its margin was nil. Seen
@@ -1196,9 +1230,10 @@ impl CardTracker {
 
     /// The touch that set card `i` moving, once: timed back from its first sighting by how
     /// fast its new paper grew up to `next` (a later sighting and its frame), or a frame
-    /// before the first sighting when there is none.
+    /// before the first sighting when there is none. A direct one is held until
+    /// `PUSH_SEEN_LATE_S` after the start (`struck_lately`).
     fn tell_touch(
-        &self,
+        &mut self,
         i: usize,
         f: &mut Flight,
         next: Option<(&SeenBlob, usize)>,
@@ -1227,7 +1262,50 @@ impl CardTracker {
             (f.start_frame as f64 - back_frames.ceil()).max(0.0) as u64,
             f.start_frame as u64,
         ]);
-        events.push(e);
+        if st.struck {
+            events.push(e);
+        } else {
+            let late = (PUSH_SEEN_LATE_S * self.fps).ceil() as usize;
+            self.held_touches.push(HeldTouch {
+                card: i,
+                start_t_s: f.start_t_s,
+                due_frame: f.start_frame + late,
+                event: e,
+            });
+        }
+    }
+
+    /// Row-mate `i`, setting off now with its paper at `paper` (field mm), driven by `by`
+    /// (`hand`), came towards a card whose start is held as a direct touch: a card under
+    /// a hand before that one set off, slid into its place, struck it (17-2). The held
+    /// touch is told as a strike by `i`'s driver, and that card is struck in flight.
+    fn struck_lately(&mut self, i: usize, paper: Pt, by: By, hand: Option<Hand>) {
+        let Some(under_s) = self.cards[i].disturbed_since_s else {
+            return;
+        };
+        for k in 0..self.held_touches.len() {
+            let (card, start_t_s) = (self.held_touches[k].card, self.held_touches[k].start_t_s);
+            if card == i || under_s > start_t_s || !self.came_towards(card, &self.cards[i], paper) {
+                continue;
+            }
+            let h = &mut self.held_touches[k];
+            if let EventKind::Touch {
+                player,
+                hand: touch_hand,
+                direct,
+                ..
+            } = &mut h.event.what
+            {
+                *direct = false;
+                if let (Some(p), Some(hd)) = (by.player(), hand) {
+                    *player = p;
+                    *touch_hand = hd;
+                }
+            }
+            if let Phase::Moving(fk) | Phase::Leaving(fk) = &mut self.cards[card].phase {
+                fk.struck = true;
+            }
+        }
     }
 
     /// Card `i`'s paper in this frame: the unclaimed blob nearest where its flight should
@@ -1716,10 +1794,30 @@ impl CardTracker {
         Ok(events)
     }
 
+    /// The video has ended: the search under way is taken in and the start touches
+    /// held back are told.
+    pub fn finish(&mut self) -> Result<Vec<Event>, TrackError> {
+        let mut events = self.apply_search()?;
+        events.extend(self.held_touches.drain(..).map(|h| h.event));
+        events.sort_by(|a, b| a.t_s.total_cmp(&b.t_s));
+        Ok(events)
+    }
+
+    /// The start touches held back (`PUSH_SEEN_LATE_S`), as they stand now.
+    pub fn held_touches(&self) -> impl Iterator<Item = &Event> {
+        self.held_touches.iter().map(|h| &h.event)
+    }
+
     /// The time before which this tracker's events are all given: a search under way
-    /// may still date finds at the frame it looked at.
+    /// may still date finds at the frame it looked at, and a start touch held
+    /// (`PUSH_SEEN_LATE_S`) is not yet told.
     pub fn final_before_s(&self, t_s: f64) -> f64 {
-        self.searching.as_ref().map_or(t_s, |s| s.t_s.min(t_s))
+        let held = self
+            .held_touches
+            .iter()
+            .map(|h| h.event.t_s)
+            .fold(t_s, f64::min);
+        self.searching.as_ref().map_or(held, |s| s.t_s.min(held))
     }
 }
 
