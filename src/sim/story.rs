@@ -436,6 +436,8 @@ struct Planner<'a> {
     camera_mm: [f64; 3],
     looks: [Appearance; 2],
     speed: [f64; 2],
+    /// When each hand (by `hand_index`) first tapped a card.
+    first_tap_s: Vec<Option<f64>>,
 }
 
 impl<'a> Planner<'a> {
@@ -496,6 +498,9 @@ impl<'a> Planner<'a> {
             z_mm: 0.0,
         });
         let t_up = t_touch + PRESS_S + 0.12;
+        let first = &mut self.first_tap_s[hi];
+        *first = Some(first.map_or(t_touch, |f: f64| f.min(t_touch)));
+        let h = &mut self.hands[hi];
         h.keys.push(HandKey {
             t_s: t_up,
             tip: lift,
@@ -864,6 +869,7 @@ pub fn plan(rng: &mut ChaCha20Rng, opts: &StoryOptions, camera_mm: [f64; 3]) -> 
         camera_mm,
         looks: looks.clone(),
         speed,
+        first_tap_s: vec![None; 4],
     };
 
     // Which readings are dead cards: half of them.
@@ -1228,18 +1234,24 @@ fn act(
                 } else {
                     owner.other()
                 };
+                // 13-2 note: the hand that first touches a card in the match is the
+                // lead hand, so a touch is one with the other hand only after the lead
+                // hand has touched one.
+                let lead_first = pl.first_tap_s[pl.lead(loser, leads)];
                 if let Some(c) = pl.some_card(terr, t_w, &[read]) {
                     let tgt = pl.touch_point(c, t_w, loser);
                     let react = pl.u(REACTION_S);
                     let t = pl.landing(hi, decided + react, tgt);
-                    let lift = Pt::new(tgt.x_mm, tgt.y_mm + pl.toward_own(loser) * 60.0);
-                    let up = pl.tap(hi, t, tgt, lift);
-                    end = end.max(pl.return_ready(hi, up + 0.1));
-                    pl.moments.push(Moment {
-                        what: "other-hand touch".into(),
-                        seq,
-                        t_s: t,
-                    });
+                    if lead_first.is_some_and(|f| f < t) {
+                        let lift = Pt::new(tgt.x_mm, tgt.y_mm + pl.toward_own(loser) * 60.0);
+                        let up = pl.tap(hi, t, tgt, lift);
+                        end = end.max(pl.return_ready(hi, up + 0.1));
+                        pl.moments.push(Moment {
+                            what: "other-hand touch".into(),
+                            seq,
+                            t_s: t,
+                        });
+                    }
                 }
             }
             _ => {}
