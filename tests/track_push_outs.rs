@@ -8,8 +8,9 @@
 
 mod support;
 
+use karuta_referee::sim::Preset;
 use std::path::Path;
-use support::sim::{analyze_with_labels, labelled_recording};
+use support::sim::{analyze_with_labels, labelled_recording, labelled_recording_as};
 
 /// (seq, how the take was made) of every reading with a take in a decisions file.
 fn takes(path: &Path) -> Vec<(u64, String)> {
@@ -29,7 +30,12 @@ fn takes(path: &Path) -> Vec<(u64, String)> {
 /// Analyses a recording of `seed` and checks that every push-out of its truth is ruled
 /// one, and no other take.
 fn push_outs_ruled(seed: u64, readings: usize) {
-    let rec = labelled_recording("push", seed, 240.0, readings);
+    push_outs_ruled_in(&labelled_recording("push", seed, 240.0, readings), seed);
+}
+
+/// As `push_outs_ruled`, on the recording `rec` of `seed`.
+fn push_outs_ruled_in(rec: &Path, seed: u64) {
+    let rec = rec.to_path_buf();
     let out = analyze_with_labels(&rec);
     let truth = takes(&rec.join("truth_decisions.jsonl"));
     let seen = takes(&out.join("decisions.jsonl"));
@@ -78,4 +84,15 @@ fn a_push_out_of_a_card_the_layout_could_not_name_is_ruled_by_its_best_match() {
     // Seed 3516 (640x360) leaves three cards unnamed; the one pushed out at the 4th
     // reading matches poem 41, the poem read, best: named so, its take is ruled.
     push_outs_ruled(3516, 6);
+}
+
+#[test]
+fn a_push_out_whose_row_mate_shows_only_after_the_read_card_flies_is_a_push_out() {
+    // Seed 7421 (realistic, 1280x720) pushes poem 92 out at its 9th reading: the hand
+    // drags the row-mate along the row under its palm, 92 is seen flying 12 frames
+    // before the row-mate's own paper shows, with a fingertip on 92's edge. Ruled a
+    // direct take until the tracker held a start taken for a direct touch for a
+    // row-mate seen late (`track::PUSH_SEEN_LATE_S`).
+    let rec = labelled_recording_as("push-late", 7421, 240.0, 10, Preset::Realistic, (1280, 720));
+    push_outs_ruled_in(&rec, 7421);
 }

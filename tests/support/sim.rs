@@ -10,15 +10,28 @@ const BIN: &str = env!("CARGO_BIN_EXE_karuta-referee");
 /// A clean-preset 640x360 recording with labels in a fresh temporary directory named
 /// after `tag` and `seed`.
 pub fn labelled_recording(tag: &str, seed: u64, fps: f64, readings: usize) -> PathBuf {
+    labelled_recording_as(tag, seed, fps, readings, Preset::Clean, (640, 360))
+}
+
+/// A recording with labels of `preset` at `size` (width, height) in a fresh temporary
+/// directory named after `tag` and `seed`.
+pub fn labelled_recording_as(
+    tag: &str,
+    seed: u64,
+    fps: f64,
+    readings: usize,
+    preset: Preset,
+    size: (u32, u32),
+) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("karuta-{tag}-{seed}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let opts = SimOptions {
         seed,
         fps,
-        width_px: 640,
-        height_px: 360,
+        width_px: size.0,
+        height_px: size.1,
         readings,
-        preset: Preset::Clean,
+        preset,
         labels: true,
         ..SimOptions::default()
     };
