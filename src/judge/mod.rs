@@ -413,13 +413,8 @@ pub fn run(
                     // The tracker's start touches it holds back count as told: the
                     // early call is not delayed by them (a strike found later changes
                     // the final ruling, not the call).
-                    let held: Vec<Event> = motion
-                        .held
-                        .iter()
-                        .chain(tracker.held_touches())
-                        .cloned()
-                        .collect();
-                    if let Some(r) = windows.early_take(f.t_s, &held) {
+                    let held = motion.held.iter().chain(tracker.held_touches());
+                    if let Some(r) = windows.early_take(f.t_s, held) {
                         let due = r.take.as_ref().and_then(|t| clock.due(t.t_s));
                         out.early(
                             &r,

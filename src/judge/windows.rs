@@ -150,7 +150,11 @@ impl Windows {
     /// as touches inferred from card motion). Given once a reading; `None` until then,
     /// and for a reading whose poem is not known surely. The ruling when the window
     /// closes (`advance`) is the one that counts: a foul or a closer touch may still come.
-    pub fn early_take(&mut self, now_s: f64, held: &[Event]) -> Option<Ruling> {
+    pub fn early_take<'a>(
+        &mut self,
+        now_s: f64,
+        held: impl IntoIterator<Item = &'a Event>,
+    ) -> Option<Ruling> {
         let k = self.next;
         let r = self.readings.get(k)?;
         if self.stopped
@@ -163,14 +167,13 @@ impl Windows {
         }
         let mut referee = self.referee.clone();
         let mut window: Vec<Event> = Vec::new();
-        let seen = self.pending.iter().chain(held).filter(|e| e.t_s < now_s);
-        for e in seen {
-            if k == 0 && e.t_s < r.kami_start_s {
-                referee.observe(e);
-            } else {
-                window.push(e.clone());
-            }
-        }
+        let mut see = |e: &Event| match e.t_s {
+            t if t >= now_s => {}
+            t if k == 0 && t < r.kami_start_s => referee.observe(e),
+            _ => window.push(e.clone()),
+        };
+        self.pending.iter().for_each(&mut see);
+        held.into_iter().for_each(see);
         window.sort_by(|a, b| a.t_s.total_cmp(&b.t_s));
         let mut ruling = referee.judge(r, &window);
         ruling.take.as_ref()?;

@@ -509,6 +509,28 @@ impl<'a> Planner<'a> {
         t_up
     }
 
+    /// A tap of hand `hi` of `player` on `target` at `t` that takes no card, lifted back
+    /// towards the player and then home, noted as the moment `what` of reading `seq`;
+    /// returns when the hand is ready again.
+    fn foul_tap(
+        &mut self,
+        hi: usize,
+        player: Player,
+        t: f64,
+        target: Pt,
+        seq: u32,
+        what: &str,
+    ) -> f64 {
+        let lift = Pt::new(target.x_mm, target.y_mm + self.toward_own(player) * 60.0);
+        let up = self.tap(hi, t, target, lift);
+        self.moments.push(Moment {
+            what: what.into(),
+            seq,
+            t_s: t,
+        });
+        self.return_ready(hi, up + 0.1)
+    }
+
     /// When a tap of this hand on `target` would land if it started reacting at `t0`.
     fn landing(&mut self, hi: usize, t0: f64, target: Pt) -> f64 {
         let from = self.hands[hi].last();
@@ -869,7 +891,7 @@ pub fn plan(rng: &mut ChaCha20Rng, opts: &StoryOptions, camera_mm: [f64; 3]) -> 
         camera_mm,
         looks: looks.clone(),
         speed,
-        first_tap_s: vec![None; 4],
+        first_tap_s: vec![None; Player::BOTH.len() * 2],
     };
 
     // Which readings are dead cards: half of them.
@@ -1212,14 +1234,7 @@ fn act(
                     let hi = pl.lead(loser, leads);
                     let tgt = pl.touch_point(c, t_w, loser);
                     let t = pl.landing(hi, t_w + 0.05, tgt);
-                    let lift = Pt::new(tgt.x_mm, tgt.y_mm + pl.toward_own(loser) * 60.0);
-                    let up = pl.tap(hi, t, tgt, lift);
-                    end = end.max(pl.return_ready(hi, up + 0.1));
-                    pl.moments.push(Moment {
-                        what: "wrong-territory touch".into(),
-                        seq,
-                        t_s: t,
-                    });
+                    end = end.max(pl.foul_tap(hi, loser, t, tgt, seq, "wrong-territory touch"));
                 }
             }
             Plot::OtherHand => {
@@ -1243,14 +1258,7 @@ fn act(
                     let react = pl.u(REACTION_S);
                     let t = pl.landing(hi, decided + react, tgt);
                     if lead_first.is_some_and(|f| f < t) {
-                        let lift = Pt::new(tgt.x_mm, tgt.y_mm + pl.toward_own(loser) * 60.0);
-                        let up = pl.tap(hi, t, tgt, lift);
-                        end = end.max(pl.return_ready(hi, up + 0.1));
-                        pl.moments.push(Moment {
-                            what: "other-hand touch".into(),
-                            seq,
-                            t_s: t,
-                        });
+                        end = end.max(pl.foul_tap(hi, loser, t, tgt, seq, "other-hand touch"));
                     }
                 }
             }

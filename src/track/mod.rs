@@ -695,11 +695,11 @@ impl CardTracker {
             events.extend(self.apply_search()?);
         }
         self.search_missing(frame, t_s, bgr, hands)?;
-        let (due, held): (Vec<HeldTouch>, Vec<HeldTouch>) = std::mem::take(&mut self.held_touches)
-            .into_iter()
-            .partition(|h| h.due_frame <= frame);
-        self.held_touches = held;
-        events.extend(due.into_iter().map(|h| h.event));
+        events.extend(
+            self.held_touches
+                .extract_if(.., |h| h.due_frame <= frame)
+                .map(|h| h.event),
+        );
         events.sort_by(|a, b| a.t_s.total_cmp(&b.t_s));
         Ok(events)
     }
