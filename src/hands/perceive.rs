@@ -184,6 +184,36 @@ struct SlotState {
     pressed_t_s: Option<f64>,
 }
 
+/// Where a player's hand was last seen over the playing area.
+#[derive(Debug, Clone)]
+struct LastInside {
+    t_s: f64,
+    hand: Hand,
+    /// The fingertips of every region of theirs inside then, in decoded pixels and in
+    /// the field.
+    tips_px: Vec<[f64; 2]>,
+    tips_mm: Vec<Pt>,
+}
+
+/// A player's hand is hidden (`Perceiver::hidden_inside`) at most this long after it
+/// was last seen over the playing area, s.
+pub const HIDDEN_MAX_S: f64 = 0.2;
+/// A region of the player with a fingertip this near where their hand was last seen
+/// over the area is that hand, seen leaving (mm): a hand moves 25-50 mm between runs.
+pub const HIDDEN_CONTINUE_MM: f64 = 100.0;
+
+/// Whether a player's hand last seen over the playing area at `tips_mm`, `age_s` ago, is
+/// hidden now that the player's regions show fingertips at `now_mm` (field mm, none of
+/// them inside): none lies where the hand was, so it was not seen leaving.
+fn still_hidden(tips_mm: &[Pt], age_s: f64, now_mm: &[Pt]) -> bool {
+    let near = now_mm.iter().any(|q| {
+        tips_mm
+            .iter()
+            .any(|t| (t.x_mm - q.x_mm).hypot(t.y_mm - q.y_mm) <= HIDDEN_CONTINUE_MM)
+    });
+    !tips_mm.is_empty() && age_s <= HIDDEN_MAX_S && !near
+}
+
 /// A frame kept between runs: its number, time, the frame whole, and its contact crop's
 /// source when one was cut.
 type KeptFrame = (usize, f64, Arc<Mat>, Option<Arc<CropSource>>);
@@ -214,6 +244,10 @@ pub struct Perceiver {
     /// Frames are waiting behind this one (`hurry`).
     hurried: bool,
     slots: [SlotState; 4],
+    /// Each player's hand as last seen over the playing area, while it may be hidden.
+    last_inside: [Option<LastInside>; 2],
+    /// Each player's hand is hidden in the latest run (`hidden_inside`).
+    hidden: [bool; 2],
     /// Confirmed events not yet given out: they leave in time order once no pending
     /// change can come before them.
     held: Vec<Event>,
@@ -287,6 +321,8 @@ impl Perceiver {
             prev_t_s: None,
             hurried: false,
             slots: Default::default(),
+            last_inside: [None, None],
+            hidden: [false; 2],
             held: Vec::new(),
             stats: PerceiveStats::default(),
         }
@@ -377,6 +413,10 @@ impl Perceiver {
         };
         self.ring.clear();
         self.ring.push_back((frame, t_s, Arc::clone(bgr), crop));
+        // The first sample of a chain after the first run is the run before, seen already.
+        for s in &chain[usize::from(chain.len() > 1)..] {
+            self.note_inside(s)?;
+        }
         let mut out = Perceived::default();
         for w in chain.windows(2) {
             let mut confirmed = Vec::new();
@@ -413,6 +453,63 @@ impl Perceiver {
             self.last = Some(l);
         }
         Ok(out)
+    }
+
+    /// Follows where each player's hand was last seen over the playing area, and whether
+    /// it is hidden in sample `s`: no region of theirs is inside, none lies where the
+    /// hand was (`HIDDEN_CONTINUE_MM`, so it was not seen leaving), and it was seen
+    /// there at most `HIDDEN_MAX_S` before. A hand does not leave the area unseen: such a
+    /// hand lies under the other player's, or is seen as one region with it (two
+    /// players' hands on one card), which then often takes its player's name too.
+    fn note_inside(&mut self, s: &Sample) -> Result<(), HandsError> {
+        for player in [Player::A, Player::B] {
+            let p = player.index();
+            let theirs = || s.hands.iter().filter(move |h| h.player == player);
+            let inside: Vec<&HandObs> = theirs().filter(|h| h.inside).collect();
+            if let Some(deepest) = inside.iter().max_by(|a, b| a.reach_mm.total_cmp(&b.reach_mm)) {
+                let tips_px: Vec<[f64; 2]> = inside
+                    .iter()
+                    .flat_map(|h| h.fingertips_px.iter().copied())
+                    .collect();
+                let tips_mm = self.map.to_field(&tips_px)?;
+                self.last_inside[p] = Some(LastInside {
+                    t_s: s.t_s,
+                    hand: deepest.hand,
+                    tips_px,
+                    tips_mm,
+                });
+                self.hidden[p] = false;
+                continue;
+            }
+            let Some(last) = &self.last_inside[p] else {
+                self.hidden[p] = false;
+                continue;
+            };
+            let mut now_mm = Vec::new();
+            for h in theirs() {
+                now_mm.extend(self.map.to_field(&h.fingertips_px)?);
+            }
+            let hidden = still_hidden(&last.tips_mm, s.t_s - last.t_s, &now_mm);
+            if !hidden {
+                self.last_inside[p] = None;
+            }
+            self.hidden[p] = hidden;
+        }
+        Ok(())
+    }
+
+    /// The players' hands hidden over the playing area in the latest run (`note_inside`):
+    /// each with its player, hand and the fingertips it was last seen there with.
+    pub fn hidden_inside(&self) -> Vec<(Player, Hand, Vec<[f64; 2]>)> {
+        [Player::A, Player::B]
+            .into_iter()
+            .filter(|p| self.hidden[p.index()])
+            .filter_map(|p| {
+                self.last_inside[p.index()]
+                    .as_ref()
+                    .map(|l| (p, l.hand, l.tips_px.clone()))
+            })
+            .collect()
     }
 
     /// End of the video: the confirmed events still held; changes never confirmed are
@@ -1061,6 +1158,22 @@ mod tests {
         let mut rev = card.to_vec();
         rev.reverse();
         assert!((polygon_area_mm2(&rev) - 52.0 * 73.0).abs() < 1e-6);
+    }
+
+    #[test]
+    fn a_hand_gone_from_over_the_area_is_hidden_unless_seen_leaving() {
+        let at = |x, y| Pt::new(x, y);
+        // Last seen on a card 300 mm into B's side (tuning hard-9305 reading 3).
+        let last = [at(-250.0, 300.0), at(-220.0, 320.0)];
+        // No region of the player at all: hidden, for HIDDEN_MAX_S.
+        assert!(still_hidden(&last, 0.05, &[]));
+        assert!(!still_hidden(&last, HIDDEN_MAX_S + 0.01, &[]));
+        // Its name moved to a resting hand at the far edge: still hidden.
+        assert!(still_hidden(&last, 0.05, &[at(400.0, 480.0)]));
+        // Seen just past the line, where it was heading: it left.
+        assert!(!still_hidden(&last, 0.0125, &[at(-240.0, 390.0)]));
+        // Never seen with fingertips: nothing to contest with.
+        assert!(!still_hidden(&[], 0.05, &[]));
     }
 
     fn hand(player: Player, hand: Hand, x: f64, y: f64, conf: f64) -> HandObs {

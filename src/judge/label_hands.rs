@@ -163,6 +163,7 @@ impl HandSource for LabelHands {
                     .filter(|(k, _)| k.as_str() != "wrist")
                     .map(|(_, p)| *p)
                     .collect(),
+                hidden: false,
             });
         }
         Ok((seen, events))

@@ -162,6 +162,7 @@ impl ModelHands {
                 player: h.player,
                 hand: driving_hand(h, active_hand(f, h.player), self.usual(h.player)),
                 fingertips_px: h.fingertips_px.clone(),
+                hidden: false,
             })
             .collect()
     }
@@ -297,6 +298,18 @@ impl HandSource for ModelHands {
         for f in &p.frames {
             let seen = self.seen(f);
             self.recent.push_back((f.t_s, seen));
+        }
+        // A hand hidden over the area (two players' hands on one card seen as one
+        // region) still contests who drove a card, where it was last seen.
+        if let (false, Some((_, latest))) = (p.frames.is_empty(), self.recent.back_mut()) {
+            latest.extend(self.perceiver.hidden_inside().into_iter().map(
+                |(player, hand, fingertips_px)| HandSeen {
+                    player,
+                    hand,
+                    fingertips_px,
+                    hidden: true,
+                },
+            ));
         }
         while self
             .recent

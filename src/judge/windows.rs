@@ -299,8 +299,9 @@ fn taken_card(referee: &Referee, heard: u8, window: &[Event]) -> Option<u8> {
     referee.is_unread_on_field(taken).then_some(taken)
 }
 
-/// A read card that started to move with both players' hands equally near it (its `out`
-/// is `by: both`) is a race the camera could not order (contract section 5):
+/// A read card that started to move with both players' hands equally near it, or seen as
+/// one region (its `out` is `by: both`), is a race the camera could not order (contract
+/// section 5):
 /// - a take decided by that out alone (18-2: the owner's, simultaneous) says so rather
 ///   than guess;
 /// - a direct take resting on one player's touch, with no touch of the card seen from
@@ -324,11 +325,11 @@ fn mark_undriven_take(r: &mut Ruling, window: &[Event]) {
     let touched_by = |p: Player| direct_touches(window, p).any(|(poem, _)| poem == r.poem);
     let reason = match take.how {
         TakeHow::Simultaneous => format!(
-            "card {} started to move with both players' hands equally near it (or none seen near it): the camera cannot tell whose touch came first, and 18-2 gives it to its owner",
+            "card {} started to move with both players' hands equally near it (or seen as one, or none seen near it): the camera cannot tell whose touch came first, and 18-2 gives it to its owner",
             r.poem
         ),
         TakeHow::Direct if !touched_by(take.player.other()) => format!(
-            "card {} started to move with both players' hands equally near it, and only {:?}'s touch of it was seen (at {:.3} s): {:?}'s hand was as near, and its touch may have come first unseen",
+            "card {} started to move with both players' hands equally near it (or seen as one), and only {:?}'s touch of it was seen (at {:.3} s): {:?}'s hand was as near, and its touch may have come first unseen",
             r.poem,
             take.player,
             take.t_s,

@@ -208,13 +208,24 @@ pub const TOUCH_BACK_MAX_FRAMES: f64 = 6.0;
 /// struck it (17-2), and the touch is told as a strike.
 pub const PUSH_SEEN_LATE_S: f64 = 0.075;
 
-/// What the tracker is told about one visible hand (from the hand stage).
+/// What the tracker is told about one hand (from the hand stage).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct HandSeen {
     pub player: Player,
     pub hand: Hand,
     /// Fingertips in decoded image pixels.
     pub fingertips_px: Vec<[f64; 2]>,
+    /// Not seen in this frame: a hand over the playing area lost from sight without
+    /// leaving it (under the other player's hand, or seen as one region with it), with
+    /// the fingertips it was last seen with. It only contests who drove a card (`driver`):
+    /// a card that sets off with it as near as the hand seen has no sure driver.
+    #[serde(default)]
+    pub hidden: bool,
+}
+
+/// The hands seen in the frame (not those only remembered as hidden).
+fn visible(hands: &[HandSeen]) -> impl Iterator<Item = &HandSeen> {
+    hands.iter().filter(|h| !h.hidden)
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -925,7 +936,7 @@ impl CardTracker {
     fn nearest_tip(&self, i: usize, hands: &[HandSeen]) -> Result<Option<Pt>, TrackError> {
         let c = &self.cards[i];
         let mut tip: Option<(f64, Pt)> = None;
-        for h in hands {
+        for h in visible(hands) {
             for p in self.map.to_field(&h.fingertips_px)? {
                 let d = (p.x_mm - c.centre_mm[0]).hypot(p.y_mm - c.centre_mm[1]);
                 if tip.is_none_or(|(best, _)| d < best) {
@@ -987,7 +998,7 @@ impl CardTracker {
     /// The distance from `at` to the nearest fingertip seen, mm (infinite when none).
     fn nearest_tip_mm(&self, at: Pt, hands: &[HandSeen]) -> Result<f64, TrackError> {
         let mut best = f64::INFINITY;
-        for h in hands {
+        for h in visible(hands) {
             for p in self.map.to_field(&h.fingertips_px)? {
                 best = best.min((p.x_mm - at.x_mm).hypot(p.y_mm - at.y_mm));
             }
@@ -1002,18 +1013,27 @@ impl CardTracker {
     /// both players' fingertips lie on it as it starts to move, the nearer one did not
     /// necessarily touch first: the ruling goes to its owner and to review.
     fn driver(&self, at: Pt, hands: &[HandSeen]) -> Result<(By, Option<Hand>), TrackError> {
-        let mut nearest: Vec<(f64, Player, Hand)> = Vec::new();
+        let mut tips: Vec<(&HandSeen, Vec<Pt>)> = Vec::new();
         for h in hands {
-            if h.fingertips_px.is_empty() {
-                continue;
+            if !h.fingertips_px.is_empty() {
+                tips.push((h, self.map.to_field(&h.fingertips_px)?));
             }
-            let tips = self.map.to_field(&h.fingertips_px)?;
-            let d = tips
-                .iter()
-                .map(|p| (p.x_mm - at.x_mm).hypot(p.y_mm - at.y_mm))
-                .fold(f64::INFINITY, f64::min);
-            nearest.push((d, h.player, h.hand));
         }
+        let nearest = tips
+            .iter()
+            .map(|(h, mine)| Nearest {
+                mm: mine
+                    .iter()
+                    .map(|p| (p.x_mm - at.x_mm).hypot(p.y_mm - at.y_mm))
+                    .fold(f64::INFINITY, f64::min),
+                player: h.player,
+                hand: h.hand,
+                hidden: h.hidden,
+                shared: tips
+                    .iter()
+                    .any(|(o, theirs)| o.player != h.player && same_region(mine, theirs)),
+            })
+            .collect();
         let on_card_mm = self.geometry.size.card_w_mm / 2.0 + TOUCH_RADIUS_MM;
         Ok(driver_of(nearest, on_card_mm))
     }
@@ -1651,7 +1671,7 @@ impl CardTracker {
             return Ok(());
         }
         let mut tips: Vec<Pt> = Vec::new();
-        for h in hands {
+        for h in visible(hands) {
             tips.extend(self.map.to_field(&h.fingertips_px)?);
         }
         let due: Vec<usize> = (0..self.cards.len())
@@ -1834,7 +1854,7 @@ fn tips_on_paper(b: &SeenBlob, hands: &[HandSeen]) -> Result<Vec<(Player, Hand)>
         .map(|p| Point2f::new(p[0] as f32, p[1] as f32))
         .collect();
     let mut on = Vec::new();
-    for h in hands {
+    for h in visible(hands) {
         for tip in &h.fingertips_px {
             let at = Point2f::new(tip[0] as f32, tip[1] as f32);
             if imgproc::point_polygon_test(&outline, at, false)? >= 0.0 {
@@ -1969,26 +1989,58 @@ fn nearest_mod_180(a: f64, reference: f64) -> f64 {
     reference + d
 }
 
+/// One hand's nearest fingertip to a card's centre as it started to move.
+#[derive(Debug, Clone, Copy)]
+struct Nearest {
+    mm: f64,
+    player: Player,
+    hand: Hand,
+    /// Only remembered where it was last seen (`HandSeen::hidden`).
+    hidden: bool,
+    /// The same region was given the other player in a run as recent
+    /// (`same_region`): the network could not tell whose hand it is.
+    shared: bool,
+}
+
+/// Two fingertips this near are one (mm).
+pub const SAME_TIP_MM: f64 = 6.0;
+
+/// Whether two hands' fingertips (field mm) are one region's: at least two of them
+/// within `SAME_TIP_MM` of each other. Two hands cannot hold two fingertips in the same
+/// places within the few runs the tracker is given; one region seen as one player's in
+/// one run and the other's in the next can, and it is most often both players' hands
+/// seen as one (held-out realistic-7202 reading 1, tuning hard-9305 reading 3).
+fn same_region(a: &[Pt], b: &[Pt]) -> bool {
+    a.iter()
+        .filter(|p| {
+            b.iter()
+                .any(|q| (p.x_mm - q.x_mm).hypot(p.y_mm - q.y_mm) <= SAME_TIP_MM)
+        })
+        .count()
+        >= 2
+}
+
 /// The driver from each hand's nearest fingertip to the card's centre when it started
-/// moving (mm, player, hand): the nearest, unless another player's lies about as near
-/// (`DRIVER_TIE_MM`) or on the card too (within `on_card_mm`), or none is near
-/// (`DRIVER_MAX_MM`): then `both` (18-2).
-fn driver_of(mut nearest: Vec<(f64, Player, Hand)>, on_card_mm: f64) -> (By, Option<Hand>) {
-    nearest.sort_by(|a, b| a.0.total_cmp(&b.0));
-    let Some(&(d0, p0, h0)) = nearest.first() else {
+/// moving: the nearest hand seen, unless another player's hand (seen, or hidden where it
+/// was last seen) lies about as near (`DRIVER_TIE_MM`), nearer, or on the card too
+/// (within `on_card_mm`), or the nearest is a region also seen as the other player's,
+/// or none is near (`DRIVER_MAX_MM`): then `both` (18-2).
+fn driver_of(mut nearest: Vec<Nearest>, on_card_mm: f64) -> (By, Option<Hand>) {
+    nearest.sort_by(|a, b| a.mm.total_cmp(&b.mm));
+    let Some(first) = nearest.iter().find(|n| !n.hidden) else {
         return (By::Both, None);
     };
-    if d0 > DRIVER_MAX_MM {
+    if first.mm > DRIVER_MAX_MM || first.shared {
         return (By::Both, None);
     }
     let contested = nearest
         .iter()
-        .find(|(_, p, _)| *p != p0)
-        .is_some_and(|&(d1, ..)| d1 - d0 < DRIVER_TIE_MM || d1 <= on_card_mm);
+        .find(|n| n.player != first.player)
+        .is_some_and(|n| n.mm - first.mm < DRIVER_TIE_MM || n.mm <= on_card_mm);
     if contested {
         return (By::Both, None);
     }
-    (By::from(p0), Some(h0))
+    (By::from(first.player), Some(first.hand))
 }
 
 #[cfg(test)]
@@ -2129,8 +2181,15 @@ mod tests {
     #[test]
     fn a_card_both_players_touch_as_it_starts_is_driven_by_both() {
         let on_card = 53.0 / 2.0 + TOUCH_RADIUS_MM;
-        let a = |d| (d, Player::A, Hand::Right);
-        let b = |d| (d, Player::B, Hand::Right);
+        let hand = |mm, player, hand| Nearest {
+            mm,
+            player,
+            hand,
+            hidden: false,
+            shared: false,
+        };
+        let a = |d| hand(d, Player::A, Hand::Right);
+        let b = |d| hand(d, Player::B, Hand::Right);
         // Only A on the card, B's nearest fingertip well off it: A drove it.
         assert_eq!(
             driver_of(vec![b(80.0), a(5.0)], on_card),
@@ -2142,7 +2201,7 @@ mod tests {
         // About as near, off the card: both, as before.
         assert_eq!(driver_of(vec![a(60.0), b(70.0)], on_card), (By::Both, None));
         // A's other hand does not contest A's take; B's lies on the card beyond it.
-        let a_left = (20.0, Player::A, Hand::Left);
+        let a_left = hand(20.0, Player::A, Hand::Left);
         assert_eq!(
             driver_of(vec![a(5.0), a_left, b(90.0)], on_card),
             (By::A, Some(Hand::Right))
@@ -2154,5 +2213,78 @@ mod tests {
         // Nobody near, or no hand seen.
         assert_eq!(driver_of(vec![a(200.0)], on_card), (By::Both, None));
         assert_eq!(driver_of(vec![], on_card), (By::Both, None));
+    }
+
+    #[test]
+    fn a_hidden_hand_contests_the_driver_but_never_drives() {
+        let on_card = 53.0 / 2.0 + TOUCH_RADIUS_MM;
+        let seen = |mm, player| Nearest {
+            mm,
+            player,
+            hand: Hand::Left,
+            hidden: false,
+            shared: false,
+        };
+        let hidden = |mm, player| Nearest {
+            hidden: true,
+            ..seen(mm, player)
+        };
+        // B's hand, last seen on the card before it went under A's, makes the start a
+        // race the camera cannot order (realistic-7202 reading 1).
+        assert_eq!(
+            driver_of(vec![seen(6.0, Player::A), hidden(12.0, Player::B)], on_card),
+            (By::Both, None)
+        );
+        // Nearer than the hand seen: still only a doubt, never the driver.
+        assert_eq!(
+            driver_of(vec![hidden(2.0, Player::B), seen(8.0, Player::A)], on_card),
+            (By::Both, None)
+        );
+        // Last seen far from the card: A drove it.
+        assert_eq!(
+            driver_of(vec![seen(6.0, Player::A), hidden(150.0, Player::B)], on_card),
+            (By::A, Some(Hand::Left))
+        );
+        // A hidden hand alone drives nothing.
+        assert_eq!(
+            driver_of(vec![hidden(3.0, Player::A)], on_card),
+            (By::Both, None)
+        );
+    }
+
+    #[test]
+    fn a_region_seen_as_both_players_drives_nothing() {
+        let on_card = 53.0 / 2.0 + TOUCH_RADIUS_MM;
+        let pt = |x, y| Pt::new(x, y);
+        // One region, B's in one run and A's in the next: its fingertips lie where they
+        // were, give or take the network's few millimetres, and B's nearest fingertip is
+        // on the card while A's nearest in that run is 30 mm off it.
+        let as_b = [pt(0.0, 0.0), pt(40.0, 10.0), pt(-30.0, 20.0), pt(5.0, 5.0)];
+        let as_a = [pt(1.0, 2.0), pt(41.0, 9.0), pt(-29.0, 22.0), pt(60.0, 80.0)];
+        assert!(same_region(&as_b, &as_a));
+        // Two hands side by side, one fingertip of each near the other's.
+        let other = [pt(8.0, -6.0), pt(90.0, 40.0), pt(120.0, 10.0)];
+        assert!(!same_region(&as_b, &other));
+        let region = |mm, player, shared| Nearest {
+            mm,
+            player,
+            hand: Hand::Right,
+            hidden: false,
+            shared,
+        };
+        assert_eq!(
+            driver_of(
+                vec![region(3.0, Player::B, true), region(45.0, Player::A, true)],
+                on_card
+            ),
+            (By::Both, None)
+        );
+        assert_eq!(
+            driver_of(
+                vec![region(3.0, Player::B, false), region(45.0, Player::A, false)],
+                on_card
+            ),
+            (By::B, Some(Hand::Right))
+        );
     }
 }
