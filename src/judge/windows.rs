@@ -316,20 +316,27 @@ fn mark_undriven_take(r: &mut Ruling, window: &[Event]) {
     let Some(take) = r.take.as_ref() else {
         return;
     };
-    let both_out = window
-        .iter()
-        .any(|e| matches!(e.what, EventKind::Out { poem, by: By::Both, .. } if poem == r.poem));
-    if !both_out {
+    // The latest the card can have gone out.
+    let Some(out_by_s) = window.iter().find_map(|e| match e.what {
+        EventKind::Out {
+            poem, by: By::Both, ..
+        } if poem == r.poem => Some(e.t_s + e.t_err_s),
+        _ => None,
+    }) else {
         return;
-    }
-    let touched_by = |p: Player| direct_touches(window, p).any(|(poem, _)| poem == r.poem);
+    };
+    // A touch of the card seen only once it was out of the area (a hand following it)
+    // says nothing of the race that set it moving.
+    let touched_by = |p: Player| {
+        direct_touches(window, p).any(|(poem, t_s)| poem == r.poem && t_s <= out_by_s)
+    };
     let reason = match take.how {
         TakeHow::Simultaneous => format!(
             "card {} started to move with both players' hands equally near it (or seen as one, or none seen near it): the camera cannot tell whose touch came first, and 18-2 gives it to its owner",
             r.poem
         ),
         TakeHow::Direct if !touched_by(take.player.other()) => format!(
-            "card {} started to move with both players' hands equally near it (or seen as one), and only {:?}'s touch of it was seen (at {:.3} s): {:?}'s hand was as near, and its touch may have come first unseen",
+            "card {} started to move with both players' hands equally near it (or seen as one), and only {:?}'s touch of it was seen before it left the area (at {:.3} s): {:?}'s hand was as near, and its touch may have come first unseen",
             r.poem,
             take.player,
             take.t_s,
