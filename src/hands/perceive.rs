@@ -206,11 +206,9 @@ pub const HIDDEN_CONTINUE_MM: f64 = 100.0;
 /// hidden now that the player's regions show fingertips at `now_mm` (field mm, none of
 /// them inside): none lies where the hand was, so it was not seen leaving.
 fn still_hidden(tips_mm: &[Pt], age_s: f64, now_mm: &[Pt]) -> bool {
-    let near = now_mm.iter().any(|q| {
-        tips_mm
-            .iter()
-            .any(|t| (t.x_mm - q.x_mm).hypot(t.y_mm - q.y_mm) <= HIDDEN_CONTINUE_MM)
-    });
+    let near = now_mm
+        .iter()
+        .any(|q| tips_mm.iter().any(|t| t.dist_mm(*q) <= HIDDEN_CONTINUE_MM));
     !tips_mm.is_empty() && age_s <= HIDDEN_MAX_S && !near
 }
 
@@ -244,10 +242,9 @@ pub struct Perceiver {
     /// Frames are waiting behind this one (`hurry`).
     hurried: bool,
     slots: [SlotState; 4],
-    /// Each player's hand as last seen over the playing area, while it may be hidden.
+    /// Each player's hand as last seen over the playing area, while it may be hidden:
+    /// it is hidden in the latest run when that sighting is older (`note_inside`).
     last_inside: [Option<LastInside>; 2],
-    /// Each player's hand is hidden in the latest run (`hidden_inside`).
-    hidden: [bool; 2],
     /// Confirmed events not yet given out: they leave in time order once no pending
     /// change can come before them.
     held: Vec<Event>,
@@ -322,7 +319,6 @@ impl Perceiver {
             hurried: false,
             slots: Default::default(),
             last_inside: [None, None],
-            hidden: [false; 2],
             held: Vec::new(),
             stats: PerceiveStats::default(),
         }
@@ -466,7 +462,10 @@ impl Perceiver {
             let p = player.index();
             let theirs = || s.hands.iter().filter(move |h| h.player == player);
             let inside: Vec<&HandObs> = theirs().filter(|h| h.inside).collect();
-            if let Some(deepest) = inside.iter().max_by(|a, b| a.reach_mm.total_cmp(&b.reach_mm)) {
+            if let Some(deepest) = inside
+                .iter()
+                .max_by(|a, b| a.reach_mm.total_cmp(&b.reach_mm))
+            {
                 let tips_px: Vec<[f64; 2]> = inside
                     .iter()
                     .flat_map(|h| h.fingertips_px.iter().copied())
@@ -478,22 +477,18 @@ impl Perceiver {
                     tips_px,
                     tips_mm,
                 });
-                self.hidden[p] = false;
                 continue;
             }
             let Some(last) = &self.last_inside[p] else {
-                self.hidden[p] = false;
                 continue;
             };
             let mut now_mm = Vec::new();
             for h in theirs() {
                 now_mm.extend(self.map.to_field(&h.fingertips_px)?);
             }
-            let hidden = still_hidden(&last.tips_mm, s.t_s - last.t_s, &now_mm);
-            if !hidden {
+            if !still_hidden(&last.tips_mm, s.t_s - last.t_s, &now_mm) {
                 self.last_inside[p] = None;
             }
-            self.hidden[p] = hidden;
         }
         Ok(())
     }
@@ -501,12 +496,15 @@ impl Perceiver {
     /// The players' hands hidden over the playing area in the latest run (`note_inside`):
     /// each with its player, hand and the fingertips it was last seen there with.
     pub fn hidden_inside(&self) -> Vec<(Player, Hand, Vec<[f64; 2]>)> {
+        let Some(latest) = &self.last else {
+            return Vec::new();
+        };
         [Player::A, Player::B]
             .into_iter()
-            .filter(|p| self.hidden[p.index()])
             .filter_map(|p| {
                 self.last_inside[p.index()]
                     .as_ref()
+                    .filter(|l| l.t_s < latest.t_s)
                     .map(|l| (p, l.hand, l.tips_px.clone()))
             })
             .collect()
@@ -680,7 +678,7 @@ impl Perceiver {
         // hand comes down on its longest finger, and the fingers beside it, lying flat
         // at table height too, look as pressing as it does but may lie over the next
         // card.
-        let far = |a: Pt, b: Pt| (a.x_mm - b.x_mm).hypot(a.y_mm - b.y_mm);
+        let far = |a: Pt, b: Pt| a.dist_mm(b);
         let (i, scale) = match wrist_and_tips(outline, tips) {
             Some((wrist, _)) => seen
                 .iter()

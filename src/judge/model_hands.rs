@@ -301,7 +301,7 @@ impl HandSource for ModelHands {
         }
         // A hand hidden over the area (two players' hands on one card seen as one
         // region) still contests who drove a card, where it was last seen.
-        if let (false, Some((_, latest))) = (p.frames.is_empty(), self.recent.back_mut()) {
+        if let Some((_, latest)) = self.recent.back_mut().filter(|_| !p.frames.is_empty()) {
             latest.extend(self.perceiver.hidden_inside().into_iter().map(
                 |(player, hand, fingertips_px)| HandSeen {
                     player,

@@ -327,9 +327,8 @@ fn mark_undriven_take(r: &mut Ruling, window: &[Event]) {
     };
     // A touch of the card seen only once it was out of the area (a hand following it)
     // says nothing of the race that set it moving.
-    let touched_by = |p: Player| {
-        direct_touches(window, p).any(|(poem, t_s)| poem == r.poem && t_s <= out_by_s)
-    };
+    let touched_by =
+        |p: Player| direct_touches(window, p).any(|(poem, t_s)| poem == r.poem && t_s <= out_by_s);
     let reason = match take.how {
         TakeHow::Simultaneous => format!(
             "card {} started to move with both players' hands equally near it (or seen as one, or none seen near it): the camera cannot tell whose touch came first, and 18-2 gives it to its owner",

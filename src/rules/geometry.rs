@@ -30,6 +30,11 @@ impl Pt {
     pub fn new(x_mm: f64, y_mm: f64) -> Self {
         Pt { x_mm, y_mm }
     }
+
+    /// The distance to `other`, mm.
+    pub fn dist_mm(self, other: Pt) -> f64 {
+        (self.x_mm - other.x_mm).hypot(self.y_mm - other.y_mm)
+    }
 }
 
 /// An axis-aligned rectangle in the field frame.

@@ -799,7 +799,7 @@ impl CardTracker {
         // came towards it, wherever the fingertips lie.
         for (o, of) in self.flights_but(i) {
             let oc = self.map.point_to_field(of.last.centre_px)?;
-            let d = (oc.x_mm - at.x_mm).hypot(oc.y_mm - at.y_mm);
+            let d = oc.dist_mm(at);
             let reach = STRIKE_REACH * self.geometry.size.card_h_mm;
             if d <= reach
                 && (d < tip_mm || self.came_towards(i, o, oc))
@@ -1000,7 +1000,7 @@ impl CardTracker {
         let mut best = f64::INFINITY;
         for h in visible(hands) {
             for p in self.map.to_field(&h.fingertips_px)? {
-                best = best.min((p.x_mm - at.x_mm).hypot(p.y_mm - at.y_mm));
+                best = best.min(p.dist_mm(at));
             }
         }
         Ok(best)
@@ -1024,7 +1024,7 @@ impl CardTracker {
             .map(|(h, mine)| Nearest {
                 mm: mine
                     .iter()
-                    .map(|p| (p.x_mm - at.x_mm).hypot(p.y_mm - at.y_mm))
+                    .map(|p| p.dist_mm(at))
                     .fold(f64::INFINITY, f64::min),
                 player: h.player,
                 hand: h.hand,
@@ -2012,10 +2012,7 @@ pub const SAME_TIP_MM: f64 = 6.0;
 /// seen as one (held-out realistic-7202 reading 1, tuning hard-9305 reading 3).
 fn same_region(a: &[Pt], b: &[Pt]) -> bool {
     a.iter()
-        .filter(|p| {
-            b.iter()
-                .any(|q| (p.x_mm - q.x_mm).hypot(p.y_mm - q.y_mm) <= SAME_TIP_MM)
-        })
+        .filter(|p| b.iter().any(|q| p.dist_mm(*q) <= SAME_TIP_MM))
         .count()
         >= 2
 }
@@ -2242,7 +2239,10 @@ mod tests {
         );
         // Last seen far from the card: A drove it.
         assert_eq!(
-            driver_of(vec![seen(6.0, Player::A), hidden(150.0, Player::B)], on_card),
+            driver_of(
+                vec![seen(6.0, Player::A), hidden(150.0, Player::B)],
+                on_card
+            ),
             (By::A, Some(Hand::Left))
         );
         // A hidden hand alone drives nothing.
@@ -2281,7 +2281,10 @@ mod tests {
         );
         assert_eq!(
             driver_of(
-                vec![region(3.0, Player::B, false), region(45.0, Player::A, false)],
+                vec![
+                    region(3.0, Player::B, false),
+                    region(45.0, Player::A, false)
+                ],
                 on_card
             ),
             (By::B, Some(Hand::Right))
