@@ -4,7 +4,7 @@
 //!
 //! The recording is `KARUTA_BENCH_RECORDING` when set (a simulated 1280x720 240 fps
 //! match of 10 readings is what the README quotes), else a 2-reading one drawn here.
-//! Engines: tract (one thread); ONNX Runtime with 1 and 2 threads when built with
+//! Engines: tract with 1 and 2 threads; ONNX Runtime with 1 and 2 threads when built with
 //! `--features ort` and `ORT_DYLIB_PATH` is set.
 
 use karuta_referee::detect::video::{find_video, Video};
@@ -72,13 +72,17 @@ fn run(dir: &Path, backend: Backend, threads: usize) -> Option<String> {
     let _ = reader.join();
     let s = &p.stats;
     Some(format!(
-        "{backend:?} {threads}T: {} frames, {} network runs ({:.1}% of frames), {events} events; \
-         perception CPU {:.2} ms a frame ({:.1} ms a run); wall {:.1} s",
+        "{backend:?} {threads}T: {} frames, {} network runs ({:.1}% of frames, {} of them \
+         narrowing a change down), {events} events; perception CPU {:.2} ms a frame \
+         ({:.1} ms a run); contact networks {} fingertips, {:.1} ms each; wall {:.1} s",
         s.frames,
         s.inferences,
         100.0 * s.inferences as f64 / s.frames.max(1) as f64,
+        s.refine_runs,
         cpu * 1000.0 / s.frames.max(1) as f64,
         s.infer_s * 1000.0 / s.inferences.max(1) as f64,
+        s.contact_runs,
+        s.contact_s * 1000.0 / s.contact_runs.max(1) as f64,
         wall.elapsed().as_secs_f64()
     ))
 }
@@ -86,7 +90,12 @@ fn run(dir: &Path, backend: Backend, threads: usize) -> Option<String> {
 fn main() {
     let dir = recording();
     println!("recording: {}", dir.display());
-    for (backend, threads) in [(Backend::Tract, 1), (Backend::Ort, 1), (Backend::Ort, 2)] {
+    for (backend, threads) in [
+        (Backend::Tract, 1),
+        (Backend::Tract, 2),
+        (Backend::Ort, 1),
+        (Backend::Ort, 2),
+    ] {
         match run(&dir, backend, threads) {
             Some(line) => println!("{line}"),
             None => println!("{backend:?} {threads}T: the recording could not be read"),

@@ -103,6 +103,13 @@ enum Command {
         /// Skip the review page (OUT/report.html and its evidence).
         #[arg(long)]
         no_report: bool,
+        /// The engine that runs the hand model (ort: built with `--features ort`).
+        #[arg(long, value_enum, default_value_t)]
+        backend: karuta_referee::hands::Backend,
+        /// Threads for the hand network (ONNX Runtime's intra-op threads, tract's matrix
+        /// products).
+        #[arg(long, default_value_t = 1)]
+        threads: usize,
     },
     /// Rulings printed as they are made, from a video played at its own pace or a camera.
     Live {
@@ -121,6 +128,17 @@ enum Command {
         calibration: Option<PathBuf>,
         #[arg(long, default_value = "models/hands.onnx")]
         hands_model: PathBuf,
+        /// Write, per frame, when each stage took it and was done with it (CSV, ms after
+        /// the frame's release; with --realtime or a camera).
+        #[arg(long)]
+        stage_times: Option<PathBuf>,
+        /// The engine that runs the hand model (ort: built with `--features ort`).
+        #[arg(long, value_enum, default_value_t)]
+        backend: karuta_referee::hands::Backend,
+        /// Threads for the hand network (ONNX Runtime's intra-op threads, tract's matrix
+        /// products).
+        #[arg(long, default_value_t = 1)]
+        threads: usize,
     },
     /// An analysis scored against a simulated recording's truth, as JSON (OUT/score.json).
     Score {
@@ -153,7 +171,8 @@ enum Command {
         /// Seconds between runs while a hand is over the field.
         #[arg(long, default_value_t = karuta_referee::hands::perceive::ACTIVE_EVERY_S)]
         active_every_s: f64,
-        /// Engine threads (ONNX Runtime; tract runs on one).
+        /// Threads for the hand network (ONNX Runtime's intra-op threads, tract's matrix
+        /// products).
         #[arg(long, default_value_t = 1)]
         threads: usize,
     },
@@ -301,11 +320,17 @@ fn main() -> ExitCode {
             hands_model,
             hands_labels,
             no_report,
+            backend,
+            threads,
         } => {
             let hands = if hands_labels {
                 cli::analyze::HandsChoice::Labels
             } else {
-                cli::analyze::HandsChoice::Model(hands_model)
+                cli::analyze::HandsChoice::Model {
+                    path: hands_model,
+                    backend,
+                    threads,
+                }
             };
             cli::analyze::analyze(
                 &dir,
@@ -323,6 +348,9 @@ fn main() -> ExitCode {
             readings,
             calibration,
             hands_model,
+            stage_times,
+            backend,
+            threads,
         } => cli::analyze::live(
             &cli::analyze::LiveArgs {
                 video,
@@ -330,7 +358,12 @@ fn main() -> ExitCode {
                 realtime,
                 readings,
                 calibration,
-                hands: cli::analyze::HandsChoice::Model(hands_model),
+                hands: cli::analyze::HandsChoice::Model {
+                    path: hands_model,
+                    backend,
+                    threads,
+                },
+                stage_times,
             },
             &mut stdout,
         ),

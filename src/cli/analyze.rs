@@ -24,8 +24,13 @@ use std::path::{Path, PathBuf};
 /// Where hand events come from, as the command line asks.
 #[derive(Debug, Clone)]
 pub enum HandsChoice {
-    /// The hand model at this path; run without hands when the file is absent.
-    Model(PathBuf),
+    /// The hand model at this path, run by this engine on this many threads; run
+    /// without hands when the file is absent.
+    Model {
+        path: PathBuf,
+        backend: crate::hands::Backend,
+        threads: usize,
+    },
     /// The simulator's per-frame labels (measuring the rest of the pipeline only).
     Labels,
     None,
@@ -89,7 +94,11 @@ fn hand_source(
             )
             .into()),
         },
-        HandsChoice::Model(p) => {
+        HandsChoice::Model {
+            path: p,
+            backend,
+            threads,
+        } => {
             if !p.is_file() {
                 return Ok((
                     None,
@@ -100,7 +109,11 @@ fn hand_source(
                 p,
                 map.clone(),
                 layout,
-                &crate::hands::PerceiveOptions::default(),
+                &crate::hands::PerceiveOptions {
+                    backend: *backend,
+                    threads: *threads,
+                    ..crate::hands::PerceiveOptions::default()
+                },
             )
             .map_err(|e| -> anyhow::Error {
                 match e {
@@ -546,6 +559,8 @@ pub struct LiveArgs {
     pub readings: Option<String>,
     pub calibration: Option<PathBuf>,
     pub hands: HandsChoice,
+    /// Where to write each frame's stage times (CSV).
+    pub stage_times: Option<PathBuf>,
 }
 
 /// Seconds of camera video recorded to measure the layout before refereeing starts.
@@ -618,6 +633,8 @@ struct PrintOutput<'a> {
     out: &'a mut dyn Write,
     /// How long after its deciding event each early take was called, s (realtime).
     delays_s: Vec<f64>,
+    /// Each frame's stage times, when asked for.
+    times: Option<std::io::BufWriter<File>>,
 }
 
 impl Output for PrintOutput<'_> {
@@ -644,8 +661,28 @@ impl Output for PrintOutput<'_> {
         }
         Ok(())
     }
+    fn timed(&mut self, t: &judge::StageTimes) {
+        if let Some(w) = self.times.as_mut() {
+            let _ = writeln!(
+                w,
+                "{},{:.6},{},{:.2},{:.2},{:.2},{:.2},{:.2},{:.2}",
+                t.frame,
+                t.t_s,
+                t.waiting,
+                t.hands_start_ms,
+                t.hands_end_ms,
+                t.hands_cpu_ms,
+                t.judge_start_ms,
+                t.tracker_end_ms,
+                t.judge_end_ms
+            );
+        }
+    }
     fn finished(&mut self, result: &MatchResult) -> Result<(), JudgeError> {
         write_json_line(self.out, result)?;
+        if let Some(w) = self.times.as_mut() {
+            w.flush()?;
+        }
         if !self.delays_s.is_empty() {
             let mut d = self.delays_s.clone();
             d.sort_by(f64::total_cmp);
@@ -747,9 +784,23 @@ pub fn live(args: &LiveArgs, out: &mut dyn Write) -> Result<()> {
         capture_queue_frames: Some(judge::LIVE_CAPTURE_QUEUE_FRAMES),
         ..RunOptions::default()
     };
+    let times = match &args.stage_times {
+        Some(p) => {
+            let mut w = std::io::BufWriter::new(
+                File::create(p).with_context(|| format!("creating {}", p.display()))?,
+            );
+            writeln!(
+                w,
+                "frame,t_s,waiting,hands_start_ms,hands_end_ms,hands_cpu_ms,judge_start_ms,tracker_end_ms,judge_end_ms"
+            )?;
+            Some(w)
+        }
+        None => None,
+    };
     let mut sink = PrintOutput {
         out,
         delays_s: Vec::new(),
+        times,
     };
     let namer = crate::detect::naming::Namer::new().map_err(detect_error)?;
     judge::run(

@@ -37,7 +37,9 @@ pub enum Backend {
 type TractPlan = std::sync::Arc<TypedRunnableModel>;
 
 enum Engine {
-    Tract(TractPlan),
+    /// The plan, and the pool its matrix products run on when given more than one
+    /// thread.
+    Tract(TractPlan, Option<tract_linalg::multithread::Executor>),
     #[cfg(feature = "ort")]
     Ort(std::sync::Mutex<ort::session::Session>),
 }
@@ -129,7 +131,7 @@ pub struct HandModel {
 
 impl HandModel {
     /// Loads and checks the model: ONNX, one input of 1 x 3 x 184 x 320.
-    /// `threads`: intra-op threads for ONNX Runtime (tract runs on one thread).
+    /// `threads`: intra-op threads (tract: its matrix products on a pool of that many).
     pub fn load(path: &Path, backend: Backend, threads: usize) -> Result<HandModel, HandsError> {
         let bad = |problem: String| HandsError::Model {
             path: path.to_path_buf(),
@@ -141,6 +143,7 @@ impl HandModel {
         let engine = match backend {
             Backend::Tract => Engine::Tract(
                 load_tract_plan(path, [1, 3, MODEL_IN_H_PX, MODEL_IN_W_PX]).map_err(bad)?,
+                (threads > 1).then(|| tract_linalg::multithread::Executor::multithread(threads)),
             ),
             Backend::Ort => load_ort(path, threads).map_err(bad)?,
         };
@@ -158,16 +161,19 @@ impl HandModel {
     pub fn run(&self, small: &SmallFrame) -> Result<Maps, HandsError> {
         let input = to_input(&small.bgr)?;
         let data = match &self.engine {
-            Engine::Tract(plan) => {
+            Engine::Tract(plan, pool) => {
                 let t: Tensor = tract_ndarray::Array4::from_shape_vec(
                     (1, 3, MODEL_IN_H_PX, MODEL_IN_W_PX),
                     input,
                 )
                 .map_err(|e| HandsError::Inference(e.to_string()))?
                 .into();
-                let out = plan
-                    .run(tvec!(t.into()))
-                    .map_err(|e| HandsError::Inference(e.to_string()))?;
+                let run = || plan.run(tvec!(t.into()));
+                let out = match pool {
+                    Some(p) => tract_linalg::multithread::multithread_tract_scope(p.clone(), run),
+                    None => run(),
+                }
+                .map_err(|e| HandsError::Inference(e.to_string()))?;
                 let view = out[0]
                     .to_plain_array_view::<f32>()
                     .map_err(|e| HandsError::Inference(e.to_string()))?;
@@ -272,9 +278,23 @@ fn load_ort(_path: &Path, _threads: usize) -> Result<Engine, String> {
 fn ort_environment() -> Result<&'static ort::environment::Environment, String> {
     static ENV: std::sync::OnceLock<Result<ort::environment::Environment, String>> =
         std::sync::OnceLock::new();
-    ENV.get_or_init(|| ort::init().build().map_err(|e| e.to_string()))
-        .as_ref()
-        .map_err(|e| format!("ONNX Runtime cannot start: {e}"))
+    ENV.get_or_init(|| {
+        // The library is loaded at run time: a missing one is told, not a panic.
+        match std::env::var_os("ORT_DYLIB_PATH") {
+            None => return Err("ORT_DYLIB_PATH is not set (it names libonnxruntime.so)".into()),
+            Some(p) if !std::path::Path::new(&p).is_file() => {
+                return Err(format!(
+                    "ORT_DYLIB_PATH names {}, which is not a file",
+                    std::path::Path::new(&p).display()
+                ))
+            }
+            Some(_) => {}
+        }
+        std::panic::catch_unwind(|| ort::init().build().map_err(|e| e.to_string()))
+            .unwrap_or_else(|_| Err("the library named by ORT_DYLIB_PATH cannot be loaded".into()))
+    })
+    .as_ref()
+    .map_err(|e| format!("ONNX Runtime cannot start: {e}"))
 }
 
 #[cfg(feature = "ort")]

@@ -95,7 +95,8 @@ pub struct PerceiveOptions {
     /// Time between runs while a hand is inside, s.
     pub active_every_s: f64,
     pub backend: Backend,
-    /// Threads for the engine (ONNX Runtime only; tract runs on one).
+    /// Threads for the hand network's engine (ONNX Runtime's intra-op threads, tract's
+    /// matrix products).
     pub threads: usize,
 }
 

@@ -158,6 +158,9 @@ pub trait Output {
     }
     /// A frame was perceived (for progress).
     fn frame(&mut self, _frame: usize, _t_s: f64) {}
+    /// When each stage worked on a frame released in real time (`live`), to find which
+    /// stage a delay builds up in.
+    fn timed(&mut self, _t: &StageTimes) {}
     /// The video ended: the match result.
     fn finished(&mut self, result: &MatchResult) -> Result<(), JudgeError>;
     /// Where the run stands, after the rulings just given.
@@ -175,6 +178,25 @@ pub enum ReadingMsg {
         place: String,
         problem: String,
     },
+}
+
+/// When the stages worked on one frame, ms after the frame was released (realtime).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StageTimes {
+    pub frame: usize,
+    pub t_s: f64,
+    /// Decoded frames waiting for the hands when the hands took this one.
+    pub waiting: usize,
+    pub hands_start_ms: f64,
+    pub hands_end_ms: f64,
+    /// CPU time the hands stage spent on the frame (less than its wall time when the
+    /// stage waited for a core).
+    pub hands_cpu_ms: f64,
+    /// The cards and the judge took the frame, the tracker was done with it, the judge
+    /// was done with it.
+    pub judge_start_ms: f64,
+    pub tracker_end_ms: f64,
+    pub judge_end_ms: f64,
 }
 
 /// How to run.
@@ -340,13 +362,15 @@ pub fn run(
             // Dropped when the walk ends, so that the hands stage never waits on it.
             let card_tx = card_tx;
             for item in rx.iter() {
-                let (f, seen, hand_events, hand_state) = match item {
+                let judge_start = Instant::now();
+                let (f, seen, hand_events, hand_state, hands_at) = match item {
                     Staged::Frame {
                         frame,
                         seen,
                         events,
                         state,
-                    } => (frame, seen, events, state),
+                        at,
+                    } => (frame, seen, events, state, at),
                     Staged::Gap(g) => {
                         gaps += 1;
                         let what = if g.duplicate {
@@ -393,6 +417,7 @@ pub fn run(
                 motion.saw(&hand_events);
                 windows.add(hand_events);
                 let card_events = tracker.push(f.index, f.t_s, &f.bgr, &seen)?;
+                let tracker_end = Instant::now();
                 if cards_fed {
                     let now = tracker.places_mm()?;
                     let changed = last_places.as_ref() != Some(&now);
@@ -441,6 +466,26 @@ pub fn run(
                     })?;
                 }
                 out.frame(f.index, f.t_s);
+                if let Some(due) = clock.due(f.t_s) {
+                    let ms = |i: Instant| {
+                        if i >= due {
+                            i.duration_since(due).as_secs_f64() * 1e3
+                        } else {
+                            -due.duration_since(i).as_secs_f64() * 1e3
+                        }
+                    };
+                    out.timed(&StageTimes {
+                        frame: f.index,
+                        t_s: f.t_s,
+                        waiting: hands_at.waiting,
+                        hands_start_ms: ms(hands_at.start),
+                        hands_end_ms: ms(hands_at.end),
+                        hands_cpu_ms: hands_at.cpu_s * 1e3,
+                        judge_start_ms: ms(judge_start),
+                        tracker_end_ms: ms(tracker_end),
+                        judge_end_ms: ms(Instant::now()),
+                    });
+                }
             }
             Ok(())
         })();
@@ -536,6 +581,15 @@ impl CardsBehind {
     }
 }
 
+/// When the hands stage took a frame and was done with it, and the frames then waiting.
+#[derive(Debug, Clone, Copy)]
+struct HandsAt {
+    start: Instant,
+    end: Instant,
+    cpu_s: f64,
+    waiting: usize,
+}
+
 /// What the hands stage passes on, in frame order.
 enum Staged {
     Frame {
@@ -544,6 +598,7 @@ enum Staged {
         events: Vec<Event>,
         /// The hand source's state after this frame (for a checkpoint).
         state: Option<serde_json::Value>,
+        at: HandsAt,
     },
     Gap(capture::Gap),
     Error(JudgeError),
@@ -563,7 +618,20 @@ fn perceive_hands(
     let cpu0 = thread_cpu_s();
     while let Some(item) = source.next() {
         // Live, behind the camera: the hands do less until the frames waiting are few.
-        let behind = realtime && source.waiting() > HURRY_BACKLOG_FRAMES;
+        let waiting = source.waiting();
+        let behind = realtime && waiting > HURRY_BACKLOG_FRAMES;
+        let start = Instant::now();
+        let cpu_start = if realtime { thread_cpu_s() } else { 0.0 };
+        let at = move || HandsAt {
+            start,
+            end: Instant::now(),
+            cpu_s: if realtime {
+                thread_cpu_s() - cpu_start
+            } else {
+                0.0
+            },
+            waiting,
+        };
         let staged = match item {
             SourceItem::Frame(f) => match hands.as_deref_mut() {
                 Some(h) => match placed_then_pushed(h, cards.as_mut(), behind, &f) {
@@ -572,6 +640,7 @@ fn perceive_hands(
                         frame: f,
                         seen,
                         events,
+                        at: at(),
                     },
                     Err(e) => Staged::Error(e),
                 },
@@ -580,6 +649,7 @@ fn perceive_hands(
                     seen: Vec::new(),
                     events: Vec::new(),
                     state: None,
+                    at: at(),
                 },
             },
             SourceItem::Gap(g) => Staged::Gap(g),

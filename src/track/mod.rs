@@ -414,6 +414,22 @@ struct Card {
     bare_frames: u32,
 }
 
+/// The nice value of the card search's threads in `live`: a thread at 0 (the frames'
+/// stages) gets about three times the CPU of one at 5 on a shared core.
+pub const SEARCH_NICE: i32 = 5;
+
+/// Lowers the calling thread's scheduling priority to `SEARCH_NICE` (Linux; elsewhere
+/// nothing changes).
+fn yield_to_frames() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: setpriority reads only its integer arguments; for PRIO_PROCESS a thread
+    // id names that one thread on Linux.
+    unsafe {
+        let tid = libc::gettid();
+        libc::setpriority(libc::PRIO_PROCESS, tid as libc::id_t, SEARCH_NICE);
+    }
+}
+
 /// Follows every card of the layout through the frames.
 pub struct CardTracker {
     map: FieldMap,
@@ -427,6 +443,10 @@ pub struct CardTracker {
     /// Take in a search's finds as soon as it has finished (`live`), not at its fixed
     /// frame: sooner, but the frame then depends on the machine.
     eager_search: bool,
+    /// In `live`, the one thread the search reads card names on, at a lower priority
+    /// (`SEARCH_NICE`): a search reads every card face with all 100 poems, and on both
+    /// cores it starved the hands of the frames a call waits for.
+    search_pool: Option<Arc<rayon::ThreadPool>>,
     /// The typeface styles the layout's cards were named in: cards found again are read
     /// in them (one card set, one typeface).
     styles: Vec<usize>,
@@ -521,6 +541,7 @@ impl CardTracker {
             namer: namer.map(Arc::new),
             searching: None,
             eager_search: false,
+            search_pool: None,
             styles: measured.card_styles().to_vec(),
             scale,
             border_mm,
@@ -535,8 +556,21 @@ impl CardTracker {
 
     /// Takes in each search's finds as soon as it has finished (`live`), rather than
     /// `SEARCH_LAG_S` after the frame it looked at.
+    /// The search then also runs in the background: on one thread, below the priority
+    /// of the frames' own stages.
     pub fn eager_search(&mut self, eager: bool) {
         self.eager_search = eager;
+        self.search_pool = if eager {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(1)
+                .thread_name(|_| "card names".into())
+                .start_handler(|_| yield_to_frames())
+                .build()
+                .ok()
+                .map(Arc::new)
+        } else {
+            None
+        };
     }
 
     /// Cards now being followed in motion (for the pipeline's progress and tests).
@@ -698,11 +732,14 @@ impl CardTracker {
                 _ => {}
             }
         }
-        if self
-            .searching
-            .as_ref()
-            .is_some_and(|s| frame >= s.apply_frame || (self.eager_search && s.job.is_finished()))
-        {
+        if self.searching.as_ref().is_some_and(|s| {
+            // Live: never waited for (the frames would wait behind it).
+            if self.eager_search {
+                s.job.is_finished()
+            } else {
+                frame >= s.apply_frame
+            }
+        }) {
             events.extend(self.apply_search()?);
         }
         self.search_missing(frame, t_s, bgr, hands)?;
@@ -1730,18 +1767,28 @@ impl CardTracker {
         let scale = self.scale;
         let styles = self.styles.clone();
         let looking_for = missing.clone();
+        let pool = self.search_pool.clone();
         let job = std::thread::Builder::new()
             .name("card search".into())
             .spawn(move || {
-                let found = relocate::relocate(
-                    &image,
-                    &still,
-                    &scale,
-                    &looking_for,
-                    &namer,
-                    Some(&styles),
-                    &known,
-                )?;
+                let search = || {
+                    relocate::relocate(
+                        &image,
+                        &still,
+                        &scale,
+                        &looking_for,
+                        &namer,
+                        Some(&styles),
+                        &known,
+                    )
+                };
+                let found = match pool {
+                    Some(p) => {
+                        yield_to_frames();
+                        p.install(search)?
+                    }
+                    None => search()?,
+                };
                 Ok((found, image))
             })
             .map_err(|e| TrackError::State(format!("cannot start the card search: {e}")))?;
