@@ -444,8 +444,8 @@ pub struct CardTracker {
     /// frame: sooner, but the frame then depends on the machine.
     eager_search: bool,
     /// In `live`, the one thread the search reads card names on, at a lower priority
-    /// (`SEARCH_NICE`): a search reads every card face with all 100 poems, and on both
-    /// cores it starved the hands of the frames a call waits for.
+    /// (`SEARCH_NICE`): a search reads every card face it finds with all 100 poems,
+    /// and at the frames' priority on both cores it took the CPU the hands need.
     search_pool: Option<Arc<rayon::ThreadPool>>,
     /// The typeface styles the layout's cards were named in: cards found again are read
     /// in them (one card set, one typeface).
@@ -554,9 +554,9 @@ impl CardTracker {
         })
     }
 
-    /// Takes in each search's finds as soon as it has finished (`live`), rather than
-    /// `SEARCH_LAG_S` after the frame it looked at.
-    /// The search then also runs in the background: on one thread, below the priority
+    /// Takes in each search's finds once it has finished (`live`), rather than
+    /// `SEARCH_LAG_S` after the frame it looked at, and never waits for one while
+    /// frames pass. The search then reads on one thread of its own, below the priority
     /// of the frames' own stages.
     pub fn eager_search(&mut self, eager: bool) {
         self.eager_search = eager;
