@@ -780,6 +780,7 @@ pub fn live(args: &LiveArgs, out: &mut dyn Write) -> Result<()> {
         realtime: args.realtime || args.camera.is_some(),
         more_readings: args.readings.clone().map(spawn_readings),
         early_takes: true,
+        stage_times: args.stage_times.is_some(),
         queue_frames: judge::LIVE_QUEUE_FRAMES,
         capture_queue_frames: Some(judge::LIVE_CAPTURE_QUEUE_FRAMES),
         ..RunOptions::default()

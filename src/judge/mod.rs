@@ -221,6 +221,8 @@ pub struct RunOptions {
     /// Call each reading's take as soon as the events show one (`Output::early`), before
     /// its window closes (live).
     pub early_takes: bool,
+    /// Tell the output when each stage worked on each frame (`Output::timed`, realtime).
+    pub stage_times: bool,
 }
 
 impl Default for RunOptions {
@@ -233,6 +235,7 @@ impl Default for RunOptions {
             unsure_poems: BTreeMap::new(),
             named_by_reading: BTreeMap::new(),
             early_takes: false,
+            stage_times: false,
         }
     }
 }
@@ -355,6 +358,7 @@ pub fn run(
                     cards_behind,
                     tx,
                     opts.realtime,
+                    opts.realtime && opts.stage_times,
                 )
             })
             .map_err(JudgeError::Io)?;
@@ -466,7 +470,7 @@ pub fn run(
                     })?;
                 }
                 out.frame(f.index, f.t_s);
-                if let Some(due) = clock.due(f.t_s) {
+                if let Some(due) = clock.due(f.t_s).filter(|_| opts.stage_times) {
                     let ms = |i: Instant| {
                         if i >= due {
                             i.duration_since(due).as_secs_f64() * 1e3
@@ -614,6 +618,7 @@ fn perceive_hands(
     mut cards: Option<CardsBehind>,
     tx: crossbeam_channel::Sender<Staged>,
     realtime: bool,
+    timed: bool,
 ) -> f64 {
     let cpu0 = thread_cpu_s();
     while let Some(item) = source.next() {
@@ -621,11 +626,11 @@ fn perceive_hands(
         let waiting = source.waiting();
         let behind = realtime && waiting > HURRY_BACKLOG_FRAMES;
         let start = Instant::now();
-        let cpu_start = if realtime { thread_cpu_s() } else { 0.0 };
+        let cpu_start = if timed { thread_cpu_s() } else { 0.0 };
         let at = move || HandsAt {
             start,
             end: Instant::now(),
-            cpu_s: if realtime {
+            cpu_s: if timed {
                 thread_cpu_s() - cpu_start
             } else {
                 0.0

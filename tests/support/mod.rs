@@ -1,3 +1,4 @@
 #![allow(dead_code)]
+pub mod frames;
 pub mod sim;
 pub mod synth;

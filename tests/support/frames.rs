@@ -1,0 +1,38 @@
+//! Reduced frames (the hand network's input) sampled from a short simulated match.
+
+use karuta_referee::hands::model::{shrink, SmallFrame};
+use opencv::prelude::*;
+use opencv::videoio;
+use std::process::Command;
+
+/// Up to `n` reduced frames, every 20th, of a one-reading 640x360 30 fps match drawn
+/// with `seed` by the binary; the temporary recording is removed.
+pub fn sampled_small_frames(seed: u64, n: usize) -> Vec<SmallFrame> {
+    let dir = std::env::temp_dir().join(format!("karuta-frames-{seed}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let ok = Command::new(env!("CARGO_BIN_EXE_karuta-referee"))
+        .args(["simulate", "--seed", &seed.to_string(), "--readings", "1"])
+        .args(["--size", "640x360", "--fps", "30", "--out"])
+        .arg(&dir)
+        .output()
+        .expect("simulate");
+    assert!(
+        ok.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
+    let mut cap =
+        videoio::VideoCapture::from_file(dir.join("video.mp4").to_str().unwrap(), videoio::CAP_ANY)
+            .unwrap();
+    let mut frame = opencv::core::Mat::default();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while out.len() < n && cap.read(&mut frame).unwrap() {
+        i += 1;
+        if i % 20 == 0 {
+            out.push(shrink(&frame).unwrap());
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    out
+}
