@@ -129,7 +129,7 @@ pub fn perceive(
     std::fs::create_dir_all(out_dir).with_context(|| format!("creating {}", out_dir.display()))?;
     // The model first: a bad model file is reported before any video is read.
     let net = HandModel::load(model, opts.backend, opts.threads).map_err(hands_error)?;
-    let contact = ContactModel::beside(model).map_err(hands_error)?;
+    let contact = ContactModel::beside(model, opts.backend).map_err(hands_error)?;
     let video_path = find_video(dir).map_err(video_error)?;
     let (layout, cal) = layout_and_calibration(dir, out_dir)?;
     let map = FieldMap::from_calibration(&cal, layout.field.clone())

