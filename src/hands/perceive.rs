@@ -139,6 +139,17 @@ struct SlotKey {
     contact: Option<CardRef>,
 }
 
+impl SlotKey {
+    /// Whether two runs' states of a hand give the same events: over the playing area
+    /// or not, and pressing the same card or none. A hand seen in one run and not in the
+    /// next, outside the area both times, changes nothing an event tells (a hand at the
+    /// frame's edge, or one the network finds only now and then, cost a search between
+    /// the runs each time).
+    fn same_events(&self, other: &SlotKey) -> bool {
+        self.inside == other.inside && self.contact == other.contact
+    }
+}
+
 #[derive(Debug, Clone)]
 struct Sample {
     frame: usize,
@@ -745,7 +756,7 @@ impl Perceiver {
     /// Halves the frames between two runs whose hands differ, until every change lies
     /// between neighbouring frames.
     fn refine(&mut self, a: &Sample, b: &Sample, out: &mut Vec<Sample>) -> Result<(), HandsError> {
-        if b.frame <= a.frame + 1 || (0..4).all(|s| a.key(s) == b.key(s)) {
+        if b.frame <= a.frame + 1 || (0..4).all(|s| a.key(s).same_events(&b.key(s))) {
             return Ok(());
         }
         let mid = (a.frame + b.frame) / 2;
@@ -1209,6 +1220,20 @@ mod tests {
             hand_votes: [0; 2],
             ..hand(player, which, x, y, conf)
         }
+    }
+
+    #[test]
+    fn a_hand_seen_then_unseen_outside_the_area_is_no_change_to_narrow_down() {
+        let key = |present, inside, contact| SlotKey {
+            present,
+            inside,
+            contact,
+        };
+        let card = Some(CardRef::of(Some(7), 3, Some(Player::A)));
+        assert!(key(true, false, None).same_events(&key(false, false, None)));
+        assert!(!key(true, true, None).same_events(&key(false, false, None)));
+        assert!(!key(true, true, None).same_events(&key(true, true, card)));
+        assert!(key(true, true, card).same_events(&key(true, true, card)));
     }
 
     #[test]
