@@ -8,8 +8,17 @@ mod support;
 
 use karuta_referee::hands::contact::{ContactModel, CropSource};
 use karuta_referee::hands::{Backend, HandModel};
-use std::path::Path;
-use support::frames::sampled_small_frames;
+use support::frames::{
+    committed_model, largest_logit_difference, sampled_frames, sampled_small_frames,
+};
+
+/// The library the feature loads at run time must be named.
+fn assert_library_named() {
+    assert!(
+        std::env::var_os("ORT_DYLIB_PATH").is_some(),
+        "built with --features ort: ORT_DYLIB_PATH must name libonnxruntime.so"
+    );
+}
 
 /// The largest difference allowed between the engines' logits (float32 sums taken in
 /// another order).
@@ -17,25 +26,14 @@ const TOLERANCE: f32 = 1e-3;
 
 #[test]
 fn tract_and_onnx_runtime_give_the_same_maps() {
-    assert!(
-        std::env::var_os("ORT_DYLIB_PATH").is_some(),
-        "built with --features ort: ORT_DYLIB_PATH must name libonnxruntime.so"
-    );
+    assert_library_named();
     let frames = sampled_small_frames(9102, 6);
     let n = frames.len();
     assert!(n >= 3, "frames compared: {n}");
-    let model = Path::new(env!("CARGO_MANIFEST_DIR")).join("models/hands.onnx");
+    let model = committed_model();
     let tract = HandModel::load(&model, Backend::Tract, 1).expect("tract");
     let ort = HandModel::load(&model, Backend::Ort, 1).expect("onnx runtime");
-    let mut worst = 0.0f32;
-    for small in &frames {
-        let a = tract.run(small).unwrap();
-        let b = ort.run(small).unwrap();
-        assert_eq!(a.data.len(), b.data.len());
-        for (x, y) in a.data.iter().zip(&b.data) {
-            worst = worst.max((x - y).abs());
-        }
-    }
+    let (worst, _) = largest_logit_difference(&tract, &ort, &frames);
     eprintln!("{n} frames, largest logit difference {worst:e}");
     assert!(worst <= TOLERANCE, "largest logit difference {worst}");
 }
@@ -47,18 +45,15 @@ const POINT_TOLERANCE_PX: f64 = 1e-2;
 
 #[test]
 fn tract_and_onnx_runtime_give_the_same_contact() {
-    assert!(
-        std::env::var_os("ORT_DYLIB_PATH").is_some(),
-        "built with --features ort: ORT_DYLIB_PATH must name libonnxruntime.so"
-    );
-    let model = Path::new(env!("CARGO_MANIFEST_DIR")).join("models/hands.onnx");
+    assert_library_named();
+    let model = committed_model();
     let tract = ContactModel::beside(&model, Backend::Tract)
         .expect("tract")
         .expect("contact.onnx beside the hand model");
     let ort = ContactModel::beside(&model, Backend::Ort)
         .expect("onnx runtime")
         .expect("contact.onnx beside the hand model");
-    let frames = support::frames::sampled_frames(9103, 6);
+    let frames = sampled_frames(9103, 6);
     assert!(frames.len() >= 3, "frames compared: {}", frames.len());
     let sources: Vec<CropSource> = frames.iter().map(|f| CropSource::new(f).unwrap()).collect();
     let (mut worst_p, mut worst_px, mut n) = (0.0f64, 0.0f64, 0);

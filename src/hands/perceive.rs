@@ -132,22 +132,14 @@ pub struct Perceived {
     pub events: Vec<Event>,
 }
 
+/// What of a hand's state in a run gives events: over the playing area or not, and
+/// pressing which card. A hand not seen is neither; so a hand seen in one run and not in
+/// the next, outside the area both times, is no change (a hand at the frame's edge, or
+/// one the network finds only now and then, cost a search between the runs each time).
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct SlotKey {
-    present: bool,
     inside: bool,
     contact: Option<CardRef>,
-}
-
-impl SlotKey {
-    /// Whether two runs' states of a hand give the same events: over the playing area
-    /// or not, and pressing the same card or none. A hand seen in one run and not in the
-    /// next, outside the area both times, changes nothing an event tells (a hand at the
-    /// frame's edge, or one the network finds only now and then, cost a search between
-    /// the runs each time).
-    fn same_events(&self, other: &SlotKey) -> bool {
-        self.inside == other.inside && self.contact == other.contact
-    }
 }
 
 #[derive(Debug, Clone)]
@@ -165,12 +157,10 @@ impl Sample {
     fn key(&self, s: usize) -> SlotKey {
         match self.slot(s) {
             Some(o) => SlotKey {
-                present: true,
                 inside: o.inside,
                 contact: o.contact,
             },
             None => SlotKey {
-                present: false,
                 inside: false,
                 contact: None,
             },
@@ -756,7 +746,7 @@ impl Perceiver {
     /// Halves the frames between two runs whose hands differ, until every change lies
     /// between neighbouring frames.
     fn refine(&mut self, a: &Sample, b: &Sample, out: &mut Vec<Sample>) -> Result<(), HandsError> {
-        if b.frame <= a.frame + 1 || (0..4).all(|s| a.key(s).same_events(&b.key(s))) {
+        if b.frame <= a.frame + 1 || (0..4).all(|s| a.key(s) == b.key(s)) {
             return Ok(());
         }
         let mid = (a.frame + b.frame) / 2;
@@ -1224,16 +1214,35 @@ mod tests {
 
     #[test]
     fn a_hand_seen_then_unseen_outside_the_area_is_no_change_to_narrow_down() {
-        let key = |present, inside, contact| SlotKey {
-            present,
-            inside,
-            contact,
+        let sample = |hands| Sample {
+            frame: 0,
+            t_s: 0.0,
+            hands,
         };
-        let card = Some(CardRef::of(Some(7), 3, Some(Player::A)));
-        assert!(key(true, false, None).same_events(&key(false, false, None)));
-        assert!(!key(true, true, None).same_events(&key(false, false, None)));
-        assert!(!key(true, true, None).same_events(&key(true, true, card)));
-        assert!(key(true, true, card).same_events(&key(true, true, card)));
+        let outside = HandObs {
+            inside: false,
+            ..hand(Player::A, Hand::Right, 300.0, 200.0, 0.95)
+        };
+        let inside = hand(Player::A, Hand::Right, 300.0, 200.0, 0.95);
+        let pressing = HandObs {
+            contact: Some(CardRef::of(Some(7), 3, Some(Player::A))),
+            ..inside.clone()
+        };
+        let s = SLOTS
+            .iter()
+            .position(|&k| k == (Player::A, Hand::Right))
+            .unwrap();
+        let none = sample(Vec::new());
+        assert_eq!(sample(vec![outside]).key(s), none.key(s));
+        assert_ne!(sample(vec![inside.clone()]).key(s), none.key(s));
+        assert_ne!(
+            sample(vec![inside]).key(s),
+            sample(vec![pressing.clone()]).key(s)
+        );
+        assert_eq!(
+            sample(vec![pressing.clone()]).key(s),
+            sample(vec![pressing]).key(s)
+        );
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! Reduced frames (the hand network's input) sampled from a short simulated match.
 
 use karuta_referee::hands::model::{shrink, SmallFrame};
+use karuta_referee::hands::HandModel;
 use opencv::prelude::*;
 use opencv::videoio;
 use std::process::Command;
@@ -45,4 +46,32 @@ pub fn sampled_frames(seed: u64, n: usize) -> Vec<opencv::core::Mat> {
     }
     let _ = std::fs::remove_dir_all(&dir);
     out
+}
+
+/// The committed hand model.
+#[allow(dead_code)]
+pub fn committed_model() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("models/hands.onnx")
+}
+
+/// Two loadings of the hand network run on the same frames: the largest difference
+/// between their logits, and how many of the first's cells are confident (|logit| > 2)
+/// so that the maps are known to say something.
+#[allow(dead_code)]
+pub fn largest_logit_difference(
+    a: &HandModel,
+    b: &HandModel,
+    frames: &[SmallFrame],
+) -> (f32, usize) {
+    let (mut worst, mut hot) = (0.0f32, 0usize);
+    for small in frames {
+        let x = a.run(small).unwrap();
+        let y = b.run(small).unwrap();
+        assert_eq!(x.data.len(), y.data.len());
+        for (u, v) in x.data.iter().zip(&y.data) {
+            worst = worst.max((u - v).abs());
+        }
+        hot += x.data.iter().filter(|v| v.abs() > 2.0).count();
+    }
+    (worst, hot)
 }
