@@ -323,6 +323,9 @@ pub fn heard_readings(
         floor_db: &tr.floor,
     };
     back_date_hidden_consonants(&levels, &mut out);
+    for r in &mut out {
+        refine_kana_onsets(samples, rate_hz, &mut r.onsets_s);
+    }
     // The shimo-no-ku: the first voiced speech after each kami-no-ku, before the next.
     let n = out.len();
     for k in 0..n {
@@ -351,6 +354,27 @@ pub fn heard_readings(
         ));
     }
     Ok(out)
+}
+
+/// How far before the aligned onset a kana's change is looked for, s ...
+const ONSET_SEEK_BEFORE_S: f64 = 0.02;
+/// ... and how far after it.
+const ONSET_SEEK_AFTER_S: f64 = 0.035;
+
+/// Each kana onset after the first, as the alignment placed it (to its 10 ms step, and
+/// early by part of a window), moved to where the sound changes most near it
+/// (`onset::kana_change`), never past the middle of the span to a neighbouring onset.
+fn refine_kana_onsets(samples: &[f32], rate_hz: u32, onsets: &mut [f64]) {
+    let given = onsets.to_vec();
+    for k in 1..given.len() {
+        let lo = (given[k] - ONSET_SEEK_BEFORE_S).max(0.5 * (given[k - 1] + given[k]));
+        let hi = given.get(k + 1).map_or(given[k] + ONSET_SEEK_AFTER_S, |n| {
+            (given[k] + ONSET_SEEK_AFTER_S).min(0.5 * (given[k] + n))
+        });
+        if let Some(t) = super::onset::kana_change(samples, rate_hz, lo, hi) {
+            onsets[k] = round_ms(t);
+        }
+    }
 }
 
 fn round_ms(t: f64) -> f64 {
