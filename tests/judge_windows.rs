@@ -653,3 +653,53 @@ fn a_fingertip_on_an_unnamed_card_of_the_territory_without_the_read_card_is_a_fo
         review.reason
     );
 }
+
+#[test]
+fn a_take_lost_to_the_hand_that_is_not_the_lead_hand_goes_to_review() {
+    use karuta_referee::rules::{EventKind, Hand, ReviewWhat, TakeHow};
+    let (layout, readings, events) = example();
+    let (want, _) = adjudicate(&layout, &readings, &events);
+    let (taken, from, to) = clean_direct_take(&want, &readings);
+    let take = taken.take.clone().unwrap();
+    // The taker's touches of the read card in that reading, read as the other hand.
+    let flipped: Vec<_> = events
+        .iter()
+        .cloned()
+        .map(|mut e| {
+            if e.t_s >= from && e.t_s < to {
+                if let EventKind::Touch {
+                    player,
+                    ref mut hand,
+                    poem,
+                    ..
+                } = e.what
+                {
+                    if player == take.player && poem == Some(taken.poem) {
+                        *hand = match *hand {
+                            Hand::Left => Hand::Right,
+                            Hand::Right => Hand::Left,
+                        };
+                    }
+                }
+            }
+            e
+        })
+        .collect();
+    let ruled = rule_one(&layout, &readings, flipped, taken.seq, false);
+    // 21-3: the card goes to the opponent, and the call rests on the camera's left and right.
+    assert!(
+        ruled.articles.iter().any(|a| a == "21-3"),
+        "{:?}",
+        ruled.articles
+    );
+    let t = ruled.take.as_ref().expect("a take");
+    assert_eq!(t.player, take.player.other());
+    assert_eq!(t.how, TakeHow::Awarded);
+    let review = ruled.needs_review.as_ref().expect("sent to review");
+    assert_eq!(review.what, ReviewWhat::Rules);
+    assert!(review.reason.contains("21-3"), "{}", review.reason);
+    // The same touches with the lead hand: the take stands, nothing to review.
+    let kept = rule_one(&layout, &readings, events.clone(), taken.seq, false);
+    assert_eq!(kept.take, taken.take);
+    assert!(kept.needs_review.is_none(), "{:?}", kept.needs_review);
+}

@@ -236,6 +236,7 @@ impl Windows {
         let mut ruling = self.referee.judge(&r, &window);
         if self.hands_seen {
             mark_undriven_take(&mut ruling, &window);
+            mark_other_hand(&mut ruling);
             if self.fingertip_touches {
                 mark_rival_beside(&mut ruling, &window, &beside);
                 mark_fingertip_fouls(&mut ruling, &window);
@@ -424,6 +425,27 @@ fn mark_rival_beside(r: &mut Ruling, window: &[Event], beside: &[u8]) {
 /// A card counts as moved by a touch when, from the touch to this much later, it goes
 /// out, is sent, settles elsewhere or strikes another (s).
 pub const FOUL_CARD_MOVED_S: f64 = 1.0;
+
+/// A take given to the opponent because the first touch or push was made with the hand
+/// that is not the lead hand (21-3) turns on the camera's reading of left and right,
+/// twice: for that touch, and for the player's first touch, which made the lead hand
+/// (13-2). A hand seen from above is told left from right by its thumb and its shape,
+/// and read wrong on some frames (docs/hands.md); one misreading of the first touch
+/// turns every later take of that player into such a call. So the ruling goes to review,
+/// naming what it rests on; a ruling already sent to review keeps its reason.
+fn mark_other_hand(r: &mut Ruling) {
+    if r.needs_review.is_some() || !r.articles.iter().any(|a| a == "21-3") {
+        return;
+    }
+    let Some(take) = &r.take else { return };
+    let player = take.player.other();
+    r.needs_review = Some(Review {
+        reason: format!(
+            "the take turns on {player:?}'s hand being read as the one that is not the lead hand (21-3), and the lead hand on the hand read at {player:?}'s first touch (13-2): check which hand touched"
+        ),
+        what: ReviewWhat::Rules,
+    });
+}
 
 /// A foul whose touch moved no card rests on a fingertip alone: seen from above, a hand
 /// held a little above a card looks like one pressing it (docs/hands.md, the contact
