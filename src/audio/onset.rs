@@ -113,12 +113,12 @@ const CHANGE_SIDE_S: f64 = 0.016;
 
 /// Where the sound changes most between `lo_s` and `hi_s`, seconds: the moment whose
 /// band levels over the `CHANGE_SIDE_S` after it differ most from those over the same
-/// time before it (the mean over the bands of the absolute difference, dB). A window's
-/// level in dB rises as soon as a louder sound reaches its edge, so the change is
-/// placed a few milliseconds early (windows half as long did worse on the tuning
-/// recordings: onsets 4.3 ms median error against 3.6). One kana
+/// time before it (the mean over the bands of the absolute difference, dB). One kana
 /// gives way to the next there: a vowel to a consonant's burst or hiss, or to another
-/// vowel. `None` when the span is too short to measure.
+/// vowel. A window's level in dB rises as soon as a louder sound reaches its edge, so
+/// the change comes a few milliseconds early (windows half as long did worse on the
+/// tuning recordings: onsets 4.3 ms median error against 3.6). `None` when the span is
+/// too short to measure.
 pub fn kana_change(samples: &[f32], rate_hz: u32, lo_s: f64, hi_s: f64) -> Option<f64> {
     let rate = rate_hz as f64;
     let reach = CHANGE_SIDE_S + WINDOW_S;
@@ -290,7 +290,7 @@ mod tests {
     #[test]
     fn the_next_kana_is_placed_where_the_sound_changes() {
         let x = two_kana(0.5137);
-        // Sought from 25 ms before to 30 ms after, as the alignment leaves it.
+        // Sought from 25 ms before to 30 ms after, about as the alignment leaves it.
         let t = kana_change(&x, RATE, 0.4887, 0.5437).expect("a span to measure");
         // Within 5 ms: a window's level in dB rises as the louder sound reaches its edge.
         assert!(

@@ -649,7 +649,7 @@ impl Perceiver {
         if tips.is_empty() {
             return Ok(());
         }
-        let near = self.tips_to_look_at(outline, tips);
+        let near = tips_to_look_at(self.cards.iter().map(|(_, c)| c), outline, tips);
         let frames = [src, before, plate.as_ref()];
         // (probability, fingertip, image pixels a millimetre there)
         let mut seen: Vec<(f64, usize, f64)> = Vec::with_capacity(CONTACT_TIPS_MAX);
@@ -698,40 +698,6 @@ impl Perceiver {
                 .map(|(p, _)| p);
         }
         Ok(())
-    }
-
-    /// The fingertips the contact network looks at: those within `CONTACT_NEAR_CARD_MM`
-    /// of a card, farthest from the wrist first, at most `CONTACT_TIPS_MAX`. A hand
-    /// comes down on its longest finger; over the cards nearly every fingertip lies on
-    /// one (distance nil), so the distance to a card cannot rank them. The network's
-    /// fingertip heat does not either: on the six held-out recordings the fingertip
-    /// nearest the labelled pressing one was the fourth or fifth by heat in half the
-    /// pressing frames, and among the three farthest from the wrist in 99%.
-    fn tips_to_look_at(&self, outline: &[Pt], tips: &[Pt]) -> Vec<usize> {
-        let mut near: Vec<(usize, f64)> = tips
-            .iter()
-            .enumerate()
-            .filter_map(|(i, t)| {
-                self.cards
-                    .iter()
-                    .map(|(_, c)| dist_to_quad(*t, c))
-                    .min_by(f64::total_cmp)
-                    .filter(|d| *d <= CONTACT_NEAR_CARD_MM)
-                    .map(|d| (i, d))
-            })
-            .collect();
-        match wrist_and_tips(outline, tips) {
-            Some((wrist, _)) => near.sort_by(|a, b| {
-                tips[b.0]
-                    .dist_mm(wrist)
-                    .total_cmp(&tips[a.0].dist_mm(wrist))
-            }),
-            None => near.sort_by(|a, b| a.1.total_cmp(&b.1)),
-        }
-        near.into_iter()
-            .take(CONTACT_TIPS_MAX)
-            .map(|(i, _)| i)
-            .collect()
     }
 
     /// Image pixels a millimetre of the field at a point (the mean of the two axes).
@@ -1074,6 +1040,45 @@ pub fn pointing_player(outline_mm: &[Pt], tips_mm: &[Pt]) -> Option<Player> {
     Some(if dy > 0.0 { Player::A } else { Player::B })
 }
 
+/// The fingertips the contact network looks at, by index into `tips`: those within
+/// `CONTACT_NEAR_CARD_MM` of one of `cards`, farthest from the wrist first, at most
+/// `CONTACT_TIPS_MAX` (field mm, as `outline`). A hand comes down on its longest finger;
+/// over the cards nearly every fingertip lies on one (distance nil), so the distance to
+/// a card cannot rank them. The network's fingertip heat does not either: on the six
+/// held-out recordings the fingertip nearest the labelled pressing one was the fourth or
+/// fifth by heat in half the pressing frames, and among the three farthest from the
+/// wrist in 99%.
+pub fn tips_to_look_at<'a>(
+    cards: impl Iterator<Item = &'a [Pt; 4]> + Clone,
+    outline: &[Pt],
+    tips: &[Pt],
+) -> Vec<usize> {
+    let mut near: Vec<(usize, f64)> = tips
+        .iter()
+        .enumerate()
+        .filter_map(|(i, t)| {
+            cards
+                .clone()
+                .map(|c| dist_to_quad(*t, c))
+                .min_by(f64::total_cmp)
+                .filter(|d| *d <= CONTACT_NEAR_CARD_MM)
+                .map(|d| (i, d))
+        })
+        .collect();
+    match wrist_and_tips(outline, tips) {
+        Some((wrist, _)) => near.sort_by(|a, b| {
+            tips[b.0]
+                .dist_mm(wrist)
+                .total_cmp(&tips[a.0].dist_mm(wrist))
+        }),
+        None => near.sort_by(|a, b| a.1.total_cmp(&b.1)),
+    }
+    near.into_iter()
+        .take(CONTACT_TIPS_MAX)
+        .map(|(i, _)| i)
+        .collect()
+}
+
 /// Where each finger's outline ends: its fingertip point pushed `FINGER_HALF_WIDTH_MM`
 /// further from the wrist (the outline's point farthest from the fingertips).
 pub fn finger_ends(outline_mm: &[Pt], tips_mm: &[Pt]) -> Vec<Pt> {
@@ -1300,6 +1305,43 @@ mod tests {
         let ids: Vec<(Player, Hand)> = out.iter().map(|h| (h.player, h.hand)).collect();
         assert_eq!(ids, vec![(Player::A, Hand::Right), (Player::A, Hand::Left)]);
         assert_eq!(out[1].outline_px[0], [900.0, 500.0]);
+    }
+
+    #[test]
+    fn the_fingertips_farthest_from_the_wrist_over_the_cards_are_looked_at() {
+        // Two cards side by side (x -60..60, y 0..73); a hand whose wrist lies at (0, -150),
+        // its five fingertips over the cards at different reaches, and one far off them.
+        let card = |x0: f64| {
+            [
+                Pt::new(x0, 0.0),
+                Pt::new(x0 + 52.0, 0.0),
+                Pt::new(x0 + 52.0, 73.0),
+                Pt::new(x0, 73.0),
+            ]
+        };
+        let cards = [card(-60.0), card(8.0)];
+        let outline = vec![
+            Pt::new(0.0, -150.0),
+            Pt::new(50.0, -60.0),
+            Pt::new(50.0, 60.0),
+            Pt::new(-50.0, 60.0),
+            Pt::new(-50.0, -60.0),
+        ];
+        // By heat (the order given): thumb, little, ring, middle, index; then one off
+        // the cards, 30 mm beyond the nearest card's edge.
+        let tips = vec![
+            Pt::new(-45.0, 5.0),
+            Pt::new(40.0, 20.0),
+            Pt::new(20.0, 45.0),
+            Pt::new(0.5, 55.0),
+            Pt::new(-20.0, 50.0),
+            Pt::new(0.0, 103.0 + 30.0),
+        ];
+        let seen = tips_to_look_at(cards.iter(), &outline, &tips);
+        assert_eq!(seen, vec![3, 4, 2], "middle, index, ring");
+        // With no outline to find the wrist by, the nearest to a card go first.
+        let seen = tips_to_look_at(cards.iter(), &[], &tips[..2]);
+        assert_eq!(seen.len(), 2);
     }
 
     #[test]
