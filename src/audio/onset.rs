@@ -1,8 +1,10 @@
 //! The first sound of a verse, to a few milliseconds, measured against the recording's
 //! own noise just before it: band levels every 2 ms, each scaled by how that band's
 //! level wanders in the pause, and the moment they leave the noise found by a change
-//! point (a cumulative sum) rather than a fixed level. Owns these settings; reads only
-//! samples, knows nothing of verses or poems.
+//! point (a cumulative sum) rather than a fixed level; and, on the same band levels,
+//! where one kana gives way to the next (the largest change between the moments just
+//! before and just after). Owns these settings; reads only samples, knows nothing of
+//! verses or poems.
 
 use rustfft::num_complex::Complex;
 use rustfft::FftPlanner;
