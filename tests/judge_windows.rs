@@ -311,10 +311,12 @@ fn first_hand(events: &[karuta_referee::rules::Event]) -> karuta_referee::rules:
 /// The example's first reading taken directly, with no foul and no review, as
 /// `adjudicate` rules it, and its window `[from, to)`.
 fn clean_direct_take(
-    want: &[Ruling],
+    layout: &karuta_referee::rules::Layout,
     readings: &[karuta_referee::rules::Reading],
+    events: &[karuta_referee::rules::Event],
 ) -> (Ruling, f64, f64) {
     use karuta_referee::rules::TakeHow;
+    let (want, _) = adjudicate(layout, readings, events);
     let taken = want
         .iter()
         .find(|r| {
@@ -335,9 +337,8 @@ fn clean_direct_take(
 fn a_take_driven_out_by_both_hands_goes_to_the_owner_and_to_review() {
     use karuta_referee::rules::{By, Event, EventKind, ReviewWhat, TakeHow};
     let (layout, readings, events) = example();
-    let (want, _) = adjudicate(&layout, &readings, &events);
     // A reading taken directly, with no foul and no review.
-    let (taken, from, to) = clean_direct_take(&want, &readings);
+    let (taken, from, to) = clean_direct_take(&layout, &readings, &events);
     let take_s = taken.take.as_ref().unwrap().t_s;
     let in_window = |e: &Event| e.t_s >= from && e.t_s < to;
     // The camera saw no touch on the card, only the card going out with both players'
@@ -381,8 +382,7 @@ fn a_take_driven_out_by_both_hands_goes_to_the_owner_and_to_review() {
 fn a_direct_take_of_a_card_both_hands_drove_goes_to_review_unless_both_touches_were_seen() {
     use karuta_referee::rules::{By, Event, EventKind, ReviewWhat, TakeHow};
     let (layout, readings, events) = example();
-    let (want, _) = adjudicate(&layout, &readings, &events);
-    let (taken, from, to) = clean_direct_take(&want, &readings);
+    let (taken, from, to) = clean_direct_take(&layout, &readings, &events);
     let take = taken.take.clone().unwrap();
     // The taker's touch stays, the other player's touches of the card are not seen, and
     // the card goes out with both players' hands equally near it, 100 ms after the take.
@@ -514,8 +514,7 @@ fn a_foul_on_a_fingertip_alone_goes_to_review_and_one_that_moved_the_card_does_n
 fn a_direct_take_goes_to_review_when_the_rival_was_seen_pressing_the_card_beside_just_before() {
     use karuta_referee::rules::{Event, EventKind, ReviewWhat, TakeHow};
     let (layout, readings, events) = example();
-    let (want, _) = adjudicate(&layout, &readings, &events);
-    let (taken, from, to) = clean_direct_take(&want, &readings);
+    let (taken, from, to) = clean_direct_take(&layout, &readings, &events);
     let take = taken.take.clone().unwrap();
     let rival = take.player.other();
     let place = |poem: u8| {
@@ -590,8 +589,7 @@ fn a_direct_take_goes_to_review_when_the_rival_was_seen_pressing_the_card_beside
 fn a_fingertip_on_an_unnamed_card_of_the_territory_without_the_read_card_is_a_foul_to_review() {
     use karuta_referee::rules::{Event, EventKind, FoulKind};
     let (mut layout, readings, events) = example();
-    let (want, _) = adjudicate(&layout, &readings, &events);
-    let (taken, from, to) = clean_direct_take(&want, &readings);
+    let (taken, from, to) = clean_direct_take(&layout, &readings, &events);
     let take = taken.take.clone().unwrap();
     let owner = layout
         .cards
@@ -658,8 +656,7 @@ fn a_fingertip_on_an_unnamed_card_of_the_territory_without_the_read_card_is_a_fo
 fn a_take_lost_to_the_hand_that_is_not_the_lead_hand_goes_to_review() {
     use karuta_referee::rules::{EventKind, Hand, ReviewWhat, TakeHow};
     let (layout, readings, events) = example();
-    let (want, _) = adjudicate(&layout, &readings, &events);
-    let (taken, from, to) = clean_direct_take(&want, &readings);
+    let (taken, from, to) = clean_direct_take(&layout, &readings, &events);
     let take = taken.take.clone().unwrap();
     // The taker's touches of the read card in that reading, read as the other hand.
     let flipped: Vec<_> = events

@@ -649,7 +649,8 @@ impl Perceiver {
         if tips.is_empty() {
             return Ok(());
         }
-        let near = tips_to_look_at(self.cards.iter().map(|(_, c)| c), outline, tips);
+        let wrist = wrist_and_tips(outline, tips).map(|(w, _)| w);
+        let near = tips_to_look_at(self.cards.iter().map(|(_, c)| c), wrist, tips);
         let frames = [src, before, plate.as_ref()];
         // (probability, fingertip, image pixels a millimetre there)
         let mut seen: Vec<(f64, usize, f64)> = Vec::with_capacity(CONTACT_TIPS_MAX);
@@ -664,16 +665,14 @@ impl Perceiver {
         let Some(&(p, best, best_scale)) = seen.iter().max_by(|a, b| a.0.total_cmp(&b.0)) else {
             return Ok(());
         };
-        // The card pressed is under the pressing fingertip farthest from the wrist: a
-        // hand comes down on its longest finger, and the fingers beside it, lying flat
-        // at table height too, look as pressing as it does but may lie over the next
-        // card.
-        let far = |a: Pt, b: Pt| a.dist_mm(b);
-        let (i, scale) = match wrist_and_tips(outline, tips) {
-            Some((wrist, _)) => seen
+        // The card pressed is under the pressing fingertip farthest from the wrist (the
+        // first pressing one looked at): a hand comes down on its longest finger, and the
+        // fingers beside it, lying flat at table height too, look as pressing as it does
+        // but may lie over the next card.
+        let (i, scale) = match wrist {
+            Some(_) => seen
                 .iter()
-                .filter(|(q, ..)| *q >= CONTACT_MIN_P)
-                .max_by(|a, b| far(tips[a.1], wrist).total_cmp(&far(tips[b.1], wrist)))
+                .find(|(q, ..)| *q >= CONTACT_MIN_P)
                 .map_or((best, best_scale), |&(_, i, s)| (i, s)),
             None => (best, best_scale),
         };
@@ -1041,8 +1040,8 @@ pub fn pointing_player(outline_mm: &[Pt], tips_mm: &[Pt]) -> Option<Player> {
 }
 
 /// The fingertips the contact network looks at, by index into `tips`: those within
-/// `CONTACT_NEAR_CARD_MM` of one of `cards`, farthest from the wrist first, at most
-/// `CONTACT_TIPS_MAX` (field mm, as `outline`). A hand comes down on its longest finger;
+/// `CONTACT_NEAR_CARD_MM` of one of `cards`, farthest from `wrist` first (nearest a card
+/// first without one), at most `CONTACT_TIPS_MAX` (field mm). A hand comes down on its longest finger;
 /// over the cards nearly every fingertip lies on one (distance nil), so the distance to
 /// a card cannot rank them. The network's fingertip heat does not either: on the six
 /// held-out recordings the fingertip nearest the labelled pressing one was the fourth or
@@ -1050,7 +1049,7 @@ pub fn pointing_player(outline_mm: &[Pt], tips_mm: &[Pt]) -> Option<Player> {
 /// wrist in 99%.
 pub fn tips_to_look_at<'a>(
     cards: impl Iterator<Item = &'a [Pt; 4]> + Clone,
-    outline: &[Pt],
+    wrist: Option<Pt>,
     tips: &[Pt],
 ) -> Vec<usize> {
     let mut near: Vec<(usize, f64)> = tips
@@ -1065,8 +1064,8 @@ pub fn tips_to_look_at<'a>(
                 .map(|d| (i, d))
         })
         .collect();
-    match wrist_and_tips(outline, tips) {
-        Some((wrist, _)) => near.sort_by(|a, b| {
+    match wrist {
+        Some(wrist) => near.sort_by(|a, b| {
             tips[b.0]
                 .dist_mm(wrist)
                 .total_cmp(&tips[a.0].dist_mm(wrist))
@@ -1337,10 +1336,12 @@ mod tests {
             Pt::new(-20.0, 50.0),
             Pt::new(0.0, 103.0 + 30.0),
         ];
-        let seen = tips_to_look_at(cards.iter(), &outline, &tips);
+        let wrist = wrist_and_tips(&outline, &tips).map(|(w, _)| w);
+        assert_eq!(wrist, Some(Pt::new(0.0, -150.0)));
+        let seen = tips_to_look_at(cards.iter(), wrist, &tips);
         assert_eq!(seen, vec![3, 4, 2], "middle, index, ring");
-        // With no outline to find the wrist by, the nearest to a card go first.
-        let seen = tips_to_look_at(cards.iter(), &[], &tips[..2]);
+        // With no wrist to go by, the nearest to a card go first.
+        let seen = tips_to_look_at(cards.iter(), None, &tips[..2]);
         assert_eq!(seen.len(), 2);
     }
 
