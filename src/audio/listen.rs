@@ -13,6 +13,7 @@ use super::templates::{embedded, poem_template, KanaTemplates, TEMPLATE_STEP};
 use super::AudioError;
 use crate::rules::kimariji::{sound_units, ReadPool};
 use crate::rules::poems::{poem, Poem};
+use std::collections::BTreeMap;
 use std::path::Path;
 
 /// A frame is voiced when its autocorrelation peak passes this.
@@ -564,20 +565,7 @@ fn dtw(
 /// The lower MATCH_CEPS cepstra with their mean and spread over the sequence taken out
 /// (the channel and the voice's own range); the rest zero.
 fn normalised(v: &[[f32; CEPS]]) -> Vec<[f32; CEPS]> {
-    let mut mean = [0.0f32; CEPS];
-    for f in v {
-        for k in 0..MATCH_CEPS {
-            mean[k] += f[k];
-        }
-    }
-    for m in mean.iter_mut() {
-        *m /= v.len().max(1) as f32;
-    }
-    let mut sd = [1.0f32; CEPS];
-    for k in 0..MATCH_CEPS {
-        let var = v.iter().map(|f| (f[k] - mean[k]).powi(2)).sum::<f32>() / v.len().max(1) as f32;
-        sd[k] = var.sqrt().max(1e-3);
-    }
+    let (mean, sd) = mean_and_spread(v);
     v.iter()
         .map(|f| {
             let mut o = [0.0f32; CEPS];
@@ -607,6 +595,11 @@ struct Naming {
     candidate: Option<u8>,
     /// Each frame of the best template with the verse frame first aligned to it.
     aligned: Vec<(usize, [f32; CEPS])>,
+    /// The template voice that matched best (`usize::MAX` when matched in the reader's
+    /// own voice, `readers_kana`).
+    voice: usize,
+    /// Each kana of the best-matching poem and the verse frames `[from, to)` aligned to it.
+    kana_spans: Vec<(String, usize, usize)>,
 }
 
 /// The verse's frames `[a, b)` as they are matched: every template step, normalised.
@@ -687,6 +680,8 @@ fn name_poem(verse: &Verse, t: &KanaTemplates, pool: &ReadPool) -> Naming {
         onsets: fixed_pace_onsets(verse.start_s, span_s),
         candidate: None,
         aligned: Vec::new(),
+        voice: 0,
+        kana_spans: Vec::new(),
     };
     let Some(&(c1, p1, v1)) = scored.first() else {
         return naming;
@@ -715,8 +710,18 @@ fn name_poem(verse: &Verse, t: &KanaTemplates, pool: &ReadPool) -> Naming {
                 })
                 .collect();
             naming.aligned = first_i.iter().copied().zip(y).collect();
+            naming.kana_spans = units
+                .iter()
+                .enumerate()
+                .map(|(k, u)| {
+                    let at = |j: usize| first_i[j.min(first_i.len() - 1)];
+                    let to = starts.get(k + 1).map_or(x.len(), |&j| at(j));
+                    (u.clone(), at(starts[k]), to.max(at(starts[k])))
+                })
+                .collect();
         }
     }
+    naming.voice = v1;
     naming.poem = (score >= POEM_SCORE_MIN).then_some(p1);
     naming.score = score;
     naming.candidate = Some(p1);
@@ -784,6 +789,105 @@ impl Adaptation {
     }
 }
 
+/// A kana as this reader says it lasts at least this many template frames to serve as
+/// its template ...
+const READER_KANA_MIN_FRAMES: usize = 4;
+/// ... and a held first kana gives only its first this many frames.
+const READER_HELD_FRAMES: usize = 30;
+
+/// Kana templates in this reader's own voice: every kana that the verses named so far
+/// hold, cut from them where their alignment put it and taken into the templates'
+/// measure (`Adaptation`); a kana the reader has not yet said comes from the template
+/// voice that matched the named verses most often, in the same measure. One voice.
+fn readers_kana(
+    t: &KanaTemplates,
+    verses: &[(Verse, Naming)],
+    adaptation: &Adaptation,
+) -> KanaTemplates {
+    let named: Vec<&(Verse, Naming)> = verses.iter().filter(|(_, n)| n.poem.is_some()).collect();
+    let voices = t.kana.values().next().map_or(0, |v| v.len());
+    let mut votes = vec![0usize; voices.max(1)];
+    for (_, n) in &named {
+        if n.voice < votes.len() {
+            votes[n.voice] += 1;
+        }
+    }
+    let fallback = (0..votes.len()).max_by_key(|&v| votes[v]).unwrap_or(0);
+    // The fallback voice's kana in a measure like a normalised template's: its mean and
+    // spread over all its kana taken out.
+    let all: Vec<[f32; CEPS]> = t
+        .kana
+        .values()
+        .filter_map(|v| v.get(fallback))
+        .flatten()
+        .copied()
+        .collect();
+    let (mean, sd) = mean_and_spread(&all);
+    let mut kana = BTreeMap::new();
+    for (k, per_voice) in &t.kana {
+        let mut inner: Vec<(usize, &Verse, usize, usize)> = Vec::new();
+        let mut opening: Option<(&Verse, usize, usize)> = None;
+        for (v, n) in &named {
+            for (i, (u, from, to)) in n.kana_spans.iter().enumerate() {
+                if u != k || to - from < READER_KANA_MIN_FRAMES || *to > v.frames.len() {
+                    continue;
+                }
+                if i == 0 {
+                    opening.get_or_insert((v, *from, (*from + READER_HELD_FRAMES).min(*to)));
+                } else {
+                    inner.push((to - from, v, *from, *to));
+                }
+            }
+        }
+        inner.sort_by_key(|c| c.0);
+        let own = inner
+            .get(inner.len() / 2)
+            .map(|&(_, v, a, b)| (v, a, b))
+            .or(opening);
+        let frames: Vec<[f32; CEPS]> = match own {
+            Some((v, a, b)) => v.frames[a..b]
+                .iter()
+                .map(|x| adaptation.apply_one(x))
+                .collect(),
+            None => per_voice
+                .get(fallback)
+                .map(|f| {
+                    f.iter()
+                        .map(|x| {
+                            let mut o = [0.0f32; CEPS];
+                            for d in 0..MATCH_CEPS {
+                                o[d] = (x[d] - mean[d]) / sd[d];
+                            }
+                            o
+                        })
+                        .collect()
+                })
+                .unwrap_or_default(),
+        };
+        kana.insert(k.clone(), vec![frames]);
+    }
+    KanaTemplates { kana }
+}
+
+/// The mean and spread of each of the lower MATCH_CEPS cepstra over `v`.
+fn mean_and_spread(v: &[[f32; CEPS]]) -> ([f32; CEPS], [f32; CEPS]) {
+    let mut mean = [0.0f32; CEPS];
+    for f in v {
+        for k in 0..MATCH_CEPS {
+            mean[k] += f[k];
+        }
+    }
+    for m in mean.iter_mut() {
+        *m /= v.len().max(1) as f32;
+    }
+    let mut sd = [1.0f32; CEPS];
+    for k in 0..MATCH_CEPS {
+        let var = v.iter().map(|f| (f[k] - mean[k]).powi(2)).sum::<f32>() / v.len().max(1) as f32;
+        sd[k] = var.sqrt().max(1e-3);
+    }
+    (mean, sd)
+}
+
 /// Verses whose poem the templates could not tell are matched again in the reader's
 /// own measure (`Adaptation`), learnt from the verses named so far; only the poems no
 /// verse has been named are left to them. Each round learns from the verses the last
@@ -810,6 +914,7 @@ fn rename_in_the_readers_voice(
         for p in verses.iter().filter_map(|(_, n)| n.poem) {
             pool.mark_read(p);
         }
+        let reader = readers_kana(t, verses, &adaptation);
         let mut renamed = false;
         for (r, (v, n)) in out.iter_mut().zip(verses.iter_mut()) {
             if n.poem.is_some() {
@@ -820,7 +925,16 @@ fn rename_in_the_readers_voice(
                 first_frame: v.first_frame,
                 start_s: v.start_s,
             };
-            let again = name_poem(&adapted, t, &pool);
+            // Matched again in the templates' measure; a verse still left null there is
+            // named in the reader's own voice when that agrees with its closest match.
+            let mut again = name_poem(&adapted, t, &pool);
+            if again.poem.is_none() {
+                let own = name_poem(&adapted, &reader, &pool);
+                if own.poem.is_some() && own.poem == again.candidate {
+                    again = own;
+                    again.voice = usize::MAX;
+                }
+            }
             if let Some(p) = again.poem {
                 pool.mark_read(p);
                 r.poem = Some(p);
@@ -948,6 +1062,141 @@ mod tests {
             after,
             (1..=6).map(Some).collect::<Vec<_>>(),
             "before: {before:?}"
+        );
+    }
+
+    /// Verses of poems `nos` as a reader whose every kana is off the templates by its
+    /// own amount (no one map of the cepstra takes them all back), at a reader's pace.
+    fn verses_in_a_voice_of_its_own(nos: &[u8], off: f32) -> Vec<Verse> {
+        let own = KanaTemplates {
+            kana: embedded()
+                .kana
+                .iter()
+                .map(|(k, voices)| {
+                    let seed = k.chars().map(|c| c as u32).sum::<u32>() as f32;
+                    let frames: Vec<[f32; CEPS]> = voices[0]
+                        .iter()
+                        .map(|c| {
+                            let mut o = *c;
+                            for (m, v) in o.iter_mut().enumerate().take(MATCH_CEPS) {
+                                *v += off * (seed * 0.618 * (m + 1) as f32).sin();
+                            }
+                            o
+                        })
+                        .collect();
+                    (k.clone(), vec![frames])
+                })
+                .collect(),
+        };
+        nos.iter()
+            .map(|&no| {
+                let p = poem(no).expect("a poem");
+                let units = sound_units(&p.kami_kana, &p.kami_pron);
+                let (y, _) = poem_template(&own, &units, 0, 110, 22).expect("its kana");
+                Verse {
+                    frames: normalised(&y),
+                    first_frame: 0,
+                    start_s: 0.0,
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_readers_kana_are_cut_where_the_alignment_put_them() {
+        let t = embedded();
+        let frames: Vec<[f32; CEPS]> = (0..60)
+            .map(|i| {
+                let mut c = [0.0f32; CEPS];
+                for (m, v) in c.iter_mut().enumerate().take(MATCH_CEPS) {
+                    *v = ((i * (m + 2)) as f32 * 0.21).sin();
+                }
+                c
+            })
+            .collect();
+        let span = |k: &str, a: usize, b: usize| (k.to_string(), a, b);
+        let naming = Naming {
+            poem: Some(1),
+            score: 0.2,
+            onsets: Vec::new(),
+            candidate: Some(1),
+            aligned: Vec::new(),
+            voice: 2,
+            // The held first kana, then two more.
+            kana_spans: vec![span("あ", 0, 40), span("き", 40, 52), span("の", 52, 60)],
+        };
+        let verse = Verse {
+            frames: frames.clone(),
+            first_frame: 0,
+            start_s: 0.0,
+        };
+        let same: Vec<([f32; CEPS], [f32; CEPS])> =
+            (0..400).map(|i| (frames[i % 60], frames[i % 60])).collect();
+        let map = Adaptation::fit(&same).expect("enough pairs");
+        let own = readers_kana(t, &[(verse, naming)], &map);
+        let close = |a: &[[f32; CEPS]], b: &[[f32; CEPS]]| {
+            a.len() == b.len()
+                && a.iter()
+                    .zip(b)
+                    .all(|(x, y)| (0..MATCH_CEPS).all(|m| (x[m] - y[m]).abs() < 0.05))
+        };
+        assert!(
+            close(&own.kana["き"][0], &frames[40..52]),
+            "き not cut from frames 40-52"
+        );
+        assert!(close(&own.kana["の"][0], &frames[52..60]));
+        // A held first kana gives its opening only.
+        assert!(close(&own.kana["あ"][0], &frames[0..READER_HELD_FRAMES]));
+        // A kana the reader has not said: the voice that matched, in a template's measure.
+        let unsaid = &own.kana["ふ"][0];
+        assert_eq!(unsaid.len(), t.kana["ふ"][2].len());
+        assert!(!close(unsaid, &t.kana["ふ"][0][..]));
+        assert_eq!(own.kana.len(), t.kana.len());
+        assert!(own.kana.values().all(|v| v.len() == 1));
+    }
+
+    #[test]
+    fn a_reader_unlike_every_template_is_named_in_its_own_voice_once_its_kana_are_heard() {
+        let t = embedded();
+        let nos: Vec<u8> = (1..=12).collect();
+        let mut verses: Vec<(Verse, Naming)> = Vec::new();
+        let mut out: Vec<HeardReading> = Vec::new();
+        let mut pool = ReadPool::new();
+        for (i, verse) in verses_in_a_voice_of_its_own(&nos, 60.0)
+            .into_iter()
+            .enumerate()
+        {
+            let named = name_poem(&verse, t, &pool);
+            if let Some(p) = named.poem {
+                pool.mark_read(p);
+            }
+            out.push(HeardReading {
+                seq: i as u32 + 1,
+                poem: named.poem,
+                kami_start_s: 0.0,
+                onsets_s: Vec::new(),
+                kami_end_s: 0.0,
+                shimo_start_s: None,
+                void: false,
+                poem_score: named.score,
+                candidate: named.candidate,
+            });
+            verses.push((verse, named));
+        }
+        let before: Vec<Option<u8>> = out.iter().map(|r| r.poem).collect();
+        rename_in_the_readers_voice(t, &mut out, &mut verses);
+        let after: Vec<Option<u8>> = out.iter().map(|r| r.poem).collect();
+        for (r, no) in out.iter().zip(&nos) {
+            assert!(
+                r.poem.is_none_or(|p| p == *no),
+                "verse of poem {no} named {:?}: {after:?}",
+                r.poem
+            );
+        }
+        let own_voice = verses.iter().filter(|(_, n)| n.voice == usize::MAX).count();
+        assert!(
+            own_voice >= 1,
+            "no verse named in the reader's own voice: before {before:?}, after {after:?}"
         );
     }
 
