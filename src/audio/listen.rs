@@ -1,7 +1,9 @@
 //! Listening: the reader's timeline heard in a sound track. A kami-no-ku is found where
 //! a held voiced kana opens a stretch of continuous speech after a pause; its poem by
 //! matching the speech against templates of the poems not yet read (a closed set, 15-1:
-//! the kami-no-ku differ by the kimari-ji); its kana onsets from the same alignment,
+//! the kami-no-ku differ by the kimari-ji), and where those cannot tell, in the reader's
+//! own measure and against the reader's own kana cut from the verses already named; its
+//! kana onsets from the same alignment,
 //! each then moved to where the sound changes near it; the shimo-no-ku as the next
 //! speech after it. Owns these thresholds; reads features
 //! and templates, never files.
