@@ -568,6 +568,11 @@ fn dtw(
 /// (the channel and the voice's own range); the rest zero.
 fn normalised(v: &[[f32; CEPS]]) -> Vec<[f32; CEPS]> {
     let (mean, sd) = mean_and_spread(v);
+    standardised(v, &mean, &sd)
+}
+
+/// The lower MATCH_CEPS cepstra of each frame less `mean`, over `sd`; the rest zero.
+fn standardised(v: &[[f32; CEPS]], mean: &[f32; CEPS], sd: &[f32; CEPS]) -> Vec<[f32; CEPS]> {
     v.iter()
         .map(|f| {
             let mut o = [0.0f32; CEPS];
@@ -853,17 +858,7 @@ fn readers_kana(
                 .collect(),
             None => per_voice
                 .get(fallback)
-                .map(|f| {
-                    f.iter()
-                        .map(|x| {
-                            let mut o = [0.0f32; CEPS];
-                            for d in 0..MATCH_CEPS {
-                                o[d] = (x[d] - mean[d]) / sd[d];
-                            }
-                            o
-                        })
-                        .collect()
-                })
+                .map(|f| standardised(f, &mean, &sd))
                 .unwrap_or_default(),
         };
         kana.insert(k.clone(), vec![frames]);
@@ -998,6 +993,33 @@ mod tests {
         }
     }
 
+    /// Each verse matched by the templates in turn, as `heard_readings` does before the
+    /// reader's voice is learnt: the readings and the verses with their naming.
+    fn named_in_turn(verses: Vec<Verse>) -> (Vec<HeardReading>, Vec<(Verse, Naming)>) {
+        let mut pool = ReadPool::new();
+        let mut out = Vec::new();
+        let mut named_verses = Vec::new();
+        for (i, verse) in verses.into_iter().enumerate() {
+            let named = name_poem(&verse, embedded(), &pool);
+            if let Some(p) = named.poem {
+                pool.mark_read(p);
+            }
+            out.push(HeardReading {
+                seq: i as u32 + 1,
+                poem: named.poem,
+                kami_start_s: 0.0,
+                onsets_s: Vec::new(),
+                kami_end_s: 0.0,
+                shimo_start_s: None,
+                void: false,
+                poem_score: named.score,
+                candidate: named.candidate,
+            });
+            named_verses.push((verse, named));
+        }
+        (out, named_verses)
+    }
+
     #[test]
     fn a_map_learnt_from_paired_frames_takes_the_reader_to_the_templates() {
         let pairs: Vec<([f32; CEPS], [f32; CEPS])> = (0..400)
@@ -1031,28 +1053,7 @@ mod tests {
     #[test]
     fn verses_in_a_voice_without_template_are_named_after_learning_the_voice() {
         let t = embedded();
-        let mut verses: Vec<(Verse, Naming)> = Vec::new();
-        let mut out: Vec<HeardReading> = Vec::new();
-        let mut pool = ReadPool::new();
-        for no in 1..=6u8 {
-            let verse = verse_in_another_voice(no);
-            let named = name_poem(&verse, t, &pool);
-            if let Some(p) = named.poem {
-                pool.mark_read(p);
-            }
-            out.push(HeardReading {
-                seq: no as u32,
-                poem: named.poem,
-                kami_start_s: 0.0,
-                onsets_s: Vec::new(),
-                kami_end_s: 0.0,
-                shimo_start_s: None,
-                void: false,
-                poem_score: named.score,
-                candidate: named.candidate,
-            });
-            verses.push((verse, named));
-        }
+        let (mut out, mut verses) = named_in_turn((1..=6u8).map(verse_in_another_voice).collect());
         let before: Vec<Option<u8>> = out.iter().map(|r| r.poem).collect();
         assert!(
             before.iter().filter(|p| p.is_some()).count() <= 3,
@@ -1161,30 +1162,7 @@ mod tests {
     fn a_reader_unlike_every_template_is_named_in_its_own_voice_once_its_kana_are_heard() {
         let t = embedded();
         let nos: Vec<u8> = (1..=12).collect();
-        let mut verses: Vec<(Verse, Naming)> = Vec::new();
-        let mut out: Vec<HeardReading> = Vec::new();
-        let mut pool = ReadPool::new();
-        for (i, verse) in verses_in_a_voice_of_its_own(&nos, 60.0)
-            .into_iter()
-            .enumerate()
-        {
-            let named = name_poem(&verse, t, &pool);
-            if let Some(p) = named.poem {
-                pool.mark_read(p);
-            }
-            out.push(HeardReading {
-                seq: i as u32 + 1,
-                poem: named.poem,
-                kami_start_s: 0.0,
-                onsets_s: Vec::new(),
-                kami_end_s: 0.0,
-                shimo_start_s: None,
-                void: false,
-                poem_score: named.score,
-                candidate: named.candidate,
-            });
-            verses.push((verse, named));
-        }
+        let (mut out, mut verses) = named_in_turn(verses_in_a_voice_of_its_own(&nos, 60.0));
         let before: Vec<Option<u8>> = out.iter().map(|r| r.poem).collect();
         rename_in_the_readers_voice(t, &mut out, &mut verses);
         let after: Vec<Option<u8>> = out.iter().map(|r| r.poem).collect();
