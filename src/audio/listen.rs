@@ -3,9 +3,8 @@
 //! matching the speech against templates of the poems not yet read (a closed set, 15-1:
 //! the kami-no-ku differ by the kimari-ji), and where those cannot tell, in the reader's
 //! own measure and against the reader's own kana cut from the verses already named; its
-//! kana onsets from the same alignment,
-//! each then moved to where the sound changes near it; the shimo-no-ku as the next
-//! speech after it. Owns these thresholds; reads features
+//! kana onsets from the same alignment, each then moved to where the sound changes near
+//! it; the shimo-no-ku as the next speech after it. Owns these thresholds; reads features
 //! and templates, never files.
 
 use super::features::{analyze, frame_time, Frames, CEPS, HOP_S};
@@ -15,7 +14,7 @@ use super::templates::{embedded, poem_template, KanaTemplates, TEMPLATE_STEP};
 use super::AudioError;
 use crate::rules::kimariji::{sound_units, ReadPool};
 use crate::rules::poems::{poem, Poem};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
 /// A frame is voiced when its autocorrelation peak passes this.
@@ -602,9 +601,9 @@ struct Naming {
     candidate: Option<u8>,
     /// Each frame of the best template with the verse frame first aligned to it.
     aligned: Vec<(usize, [f32; CEPS])>,
-    /// The template voice that matched best (`usize::MAX` when matched in the reader's
-    /// own voice, `readers_kana`).
-    voice: usize,
+    /// The template voice that matched best (`None` when matched in the reader's own
+    /// voice, `readers_kana`).
+    voice: Option<usize>,
     /// Each kana of the best-matching poem and the verse frames `[from, to)` aligned to it.
     kana_spans: Vec<(String, usize, usize)>,
 }
@@ -687,7 +686,7 @@ fn name_poem(verse: &Verse, t: &KanaTemplates, pool: &ReadPool) -> Naming {
         onsets: fixed_pace_onsets(verse.start_s, span_s),
         candidate: None,
         aligned: Vec::new(),
-        voice: 0,
+        voice: None,
         kana_spans: Vec::new(),
     };
     let Some(&(c1, p1, v1)) = scored.first() else {
@@ -728,7 +727,7 @@ fn name_poem(verse: &Verse, t: &KanaTemplates, pool: &ReadPool) -> Naming {
                 .collect();
         }
     }
-    naming.voice = v1;
+    naming.voice = Some(v1);
     naming.poem = (score >= POEM_SCORE_MIN).then_some(p1);
     naming.score = score;
     naming.candidate = Some(p1);
@@ -811,12 +810,33 @@ fn readers_kana(
     verses: &[(Verse, Naming)],
     adaptation: &Adaptation,
 ) -> KanaTemplates {
-    let named: Vec<&(Verse, Naming)> = verses.iter().filter(|(_, n)| n.poem.is_some()).collect();
+    let named = verses.iter().filter(|(_, n)| n.poem.is_some());
     let voices = t.kana.values().next().map_or(0, |v| v.len());
     let mut votes = vec![0usize; voices.max(1)];
-    for (_, n) in &named {
-        if n.voice < votes.len() {
-            votes[n.voice] += 1;
+    // Each kana's cuts after a verse's first (length, verse, from, to), and its first
+    // cut as a verse's held opening.
+    let mut inner: HashMap<&str, Vec<(usize, &Verse, usize, usize)>> = HashMap::new();
+    let mut opening: HashMap<&str, (&Verse, usize, usize)> = HashMap::new();
+    for (v, n) in named {
+        if let Some(voice) = n.voice.filter(|&i| i < votes.len()) {
+            votes[voice] += 1;
+        }
+        for (i, (u, from, to)) in n.kana_spans.iter().enumerate() {
+            if to - from < READER_KANA_MIN_FRAMES || *to > v.frames.len() {
+                continue;
+            }
+            if i == 0 {
+                opening.entry(u.as_str()).or_insert((
+                    v,
+                    *from,
+                    (*from + READER_HELD_FRAMES).min(*to),
+                ));
+            } else {
+                inner
+                    .entry(u.as_str())
+                    .or_default()
+                    .push((to - from, v, *from, *to));
+            }
         }
     }
     let fallback = (0..votes.len()).max_by_key(|&v| votes[v]).unwrap_or(0);
@@ -832,25 +852,15 @@ fn readers_kana(
     let (mean, sd) = mean_and_spread(&all);
     let mut kana = BTreeMap::new();
     for (k, per_voice) in &t.kana {
-        let mut inner: Vec<(usize, &Verse, usize, usize)> = Vec::new();
-        let mut opening: Option<(&Verse, usize, usize)> = None;
-        for (v, n) in &named {
-            for (i, (u, from, to)) in n.kana_spans.iter().enumerate() {
-                if u != k || to - from < READER_KANA_MIN_FRAMES || *to > v.frames.len() {
-                    continue;
-                }
-                if i == 0 {
-                    opening.get_or_insert((v, *from, (*from + READER_HELD_FRAMES).min(*to)));
-                } else {
-                    inner.push((to - from, v, *from, *to));
-                }
-            }
-        }
-        inner.sort_by_key(|c| c.0);
+        // Of several cuts, the one of median length.
         let own = inner
-            .get(inner.len() / 2)
-            .map(|&(_, v, a, b)| (v, a, b))
-            .or(opening);
+            .get_mut(k.as_str())
+            .map(|cuts| {
+                cuts.sort_by_key(|c| c.0);
+                let (_, v, a, b) = cuts[cuts.len() / 2];
+                (v, a, b)
+            })
+            .or_else(|| opening.get(k.as_str()).copied());
         let frames: Vec<[f32; CEPS]> = match own {
             Some((v, a, b)) => v.frames[a..b]
                 .iter()
@@ -928,8 +938,7 @@ fn rename_in_the_readers_voice(
             if again.poem.is_none() {
                 let own = name_poem(&adapted, &reader, &pool);
                 if own.poem.is_some() && own.poem == again.candidate {
-                    again = own;
-                    again.voice = usize::MAX;
+                    again = Naming { voice: None, ..own };
                 }
             }
             if let Some(p) = again.poem {
@@ -1124,7 +1133,7 @@ mod tests {
             onsets: Vec::new(),
             candidate: Some(1),
             aligned: Vec::new(),
-            voice: 2,
+            voice: Some(2),
             // The held first kana, then two more.
             kana_spans: vec![span("あ", 0, 40), span("き", 40, 52), span("の", 52, 60)],
         };
@@ -1173,7 +1182,7 @@ mod tests {
                 r.poem
             );
         }
-        let own_voice = verses.iter().filter(|(_, n)| n.voice == usize::MAX).count();
+        let own_voice = verses.iter().filter(|(_, n)| n.voice.is_none()).count();
         assert!(
             own_voice >= 1,
             "no verse named in the reader's own voice: before {before:?}, after {after:?}"

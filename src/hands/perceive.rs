@@ -1039,9 +1039,10 @@ pub fn pointing_player(outline_mm: &[Pt], tips_mm: &[Pt]) -> Option<Player> {
     Some(if dy > 0.0 { Player::A } else { Player::B })
 }
 
-/// The fingertips the contact network looks at, by index into `tips`: those within
-/// `CONTACT_NEAR_CARD_MM` of one of `cards`, farthest from `wrist` first (nearest a card
-/// first without one), at most `CONTACT_TIPS_MAX` (field mm). A hand comes down on its longest finger;
+/// The fingertips the contact network looks at, by index into `tips` (all in field mm):
+/// those within `CONTACT_NEAR_CARD_MM` of one of `cards`, farthest from `wrist` first
+/// (nearest a card first without one), at most `CONTACT_TIPS_MAX`. A hand comes down on
+/// its longest finger;
 /// over the cards nearly every fingertip lies on one (distance nil), so the distance to
 /// a card cannot rank them. The network's fingertip heat does not either: on the six
 /// held-out recordings the fingertip nearest the labelled pressing one was the fourth or
