@@ -47,6 +47,18 @@ const SHIMO_HEARD_GAP_S: f64 = 0.18;
 /// (a synthesizer's drawn-out あ may break for 0.07-0.2 s; on the tuning voices, 17 such
 /// breaks measured 0.99-1.79, the vowel carried over the break).
 const HELD_BREAK_RATIO_MAX: f64 = 2.0;
+/// A held kana broken for longer than a bridged dip (a neural voice's drawn-out vowel
+/// under a hall's murmur) is joined again over breaks up to this long, when its pieces
+/// sound alike (`HELD_BREAK_RATIO_MAX`) ...
+const HELD_BREAK_GAP_MAX_S: f64 = 0.3;
+/// ... of which the first is at least this long (longer than a kana said at pace) ...
+const HELD_FIRST_PIECE_MIN_S: f64 = 0.3;
+/// ... and each other at least this long.
+const HELD_PIECE_MIN_S: f64 = 0.1;
+/// A verse heard shorter than a kami-no-ku after its held kana is carried over one
+/// pause up to this long (an unvoiced kana, a closure, under the murmur), to speech
+/// that does not itself open with a held kana.
+const VERSE_SPLIT_GAP_MAX_S: f64 = 0.35;
 /// Silence before a verse's first sound.
 const PAUSE_BEFORE_S: f64 = 0.15;
 /// How far before the voicing a first consonant is looked for.
@@ -224,22 +236,38 @@ pub fn heard_readings(
         .collect();
     let held_runs = runs(&held, 0, frames_of(HELD_GAP_MAX_S));
     let verse_runs = runs(&held, 0, frames_of(VERSE_GAP_MAX_S));
+    let openings = join_broken_held(&tr, &held_runs);
     let templates = embedded();
     let mut pool = ReadPool::new();
     let mut out: Vec<HeardReading> = Vec::new();
     let mut busy_until = 0usize;
     let mut last_inner_gap = 0usize;
     let mut verses: Vec<(Verse, Naming)> = Vec::new();
-    for &(a, b) in &held_runs {
+    for &(a, b) in &openings {
         if a < busy_until || ((b - a) as f64) * HOP_S < HELD_MIN_S {
             continue;
         }
         // The verse this held kana opens: continuous speech from it, long enough.
-        let Some(&(va, vb)) = verse_runs.iter().find(|r| r.0 <= a && a < r.1) else {
+        let Some(k) = verse_runs.iter().position(|r| r.0 <= a && a < r.1) else {
             continue;
         };
+        let (va, mut vb) = verse_runs[k];
         if ((vb - a) as f64) * HOP_S < KAMI_MIN_S {
-            continue;
+            // Cut short by a pause a little too long for a verse: carried over it to the
+            // speech after, unless that speech opens a verse of its own.
+            let Some(&(na, nb)) = verse_runs.get(k + 1) else {
+                continue;
+            };
+            let opens = openings.iter().any(|r| {
+                r.0 >= na && r.0 <= na + frames_of(0.05) && (r.1 - r.0) as f64 * HOP_S >= HELD_MIN_S
+            });
+            if opens
+                || ((na - vb) as f64) * HOP_S > VERSE_SPLIT_GAP_MAX_S
+                || ((nb - a) as f64) * HOP_S < KAMI_MIN_S
+            {
+                continue;
+            }
+            vb = nb;
         }
         // A pause before it: nothing voiced in the PAUSE_BEFORE_S before the run's start.
         let pause = frames_of(PAUSE_BEFORE_S);
@@ -423,6 +451,46 @@ fn opening_flux_ratio(f: &Frames, a: usize, end: usize, open: usize) -> f64 {
         (Some(o), Some(r)) if r > 0.0 => o / r,
         _ => 1.0,
     }
+}
+
+/// The runs that may open a verse: `held_runs`, with a run that follows a pause and is
+/// too short for a held kana (but longer than a kana said at pace) joined to the pieces
+/// after it (breaks up to `HELD_BREAK_GAP_MAX_S`) while each sounds like it, as the
+/// pieces of one drawn-out vowel do (`HELD_BREAK_RATIO_MAX` of the first piece's own
+/// change), until the whole is as long as a held kana.
+fn join_broken_held(tr: &Tracks, held_runs: &[(usize, usize)]) -> Vec<(usize, usize)> {
+    let frames_of = |s: f64| (s / HOP_S).round() as usize;
+    let (held_min, piece_min) = (frames_of(HELD_MIN_S), frames_of(HELD_PIECE_MIN_S));
+    let first_min = frames_of(HELD_FIRST_PIECE_MIN_S);
+    let (gap_max, pause) = (frames_of(HELD_BREAK_GAP_MAX_S), frames_of(PAUSE_BEFORE_S));
+    let mut out = Vec::with_capacity(held_runs.len());
+    let mut k = 0;
+    while k < held_runs.len() {
+        let (a, mut b) = held_runs[k];
+        k += 1;
+        let after_pause = !(a.saturating_sub(pause)..a).any(|i| tr.voiced[i]);
+        if b - a >= held_min || b - a < first_min || !after_pause {
+            out.push((a, b));
+            continue;
+        }
+        let half = (b - a) / 2;
+        let within = voiced_ceps_distance(tr, (a, a + half), (a + half, b));
+        while b - a < held_min {
+            let Some(&(na, nb)) = held_runs.get(k) else {
+                break;
+            };
+            let alike = nb - na >= piece_min
+                && na - b <= gap_max
+                && voiced_ceps_distance(tr, (a, b), (na, nb)) <= HELD_BREAK_RATIO_MAX * within;
+            if !alike {
+                break;
+            }
+            b = nb;
+            k += 1;
+        }
+        out.push((a, b));
+    }
+    out
 }
 
 /// Distance between the mean lower cepstra of the voiced frames of two stretches.
@@ -1225,5 +1293,80 @@ mod tests {
         assert_eq!(heard.len(), 1, "{heard:?}");
         let start = heard[0].kami_start_s;
         assert!((start - 2.0).abs() < 0.03, "verse heard from {start:.3} s");
+    }
+
+    /// A test track at 16 kHz from `voice(t)`, over a faint hiss.
+    fn track(seconds: usize, voice: impl Fn(f64) -> f32) -> Vec<f32> {
+        const RATE: usize = 16_000;
+        (0..seconds * RATE)
+            .map(|i| {
+                let hiss = ((i * 7919) % 101) as f32 / 101.0 - 0.5;
+                voice(i as f64 / RATE as f64) + hiss * 0.0005
+            })
+            .collect()
+    }
+
+    /// Kana said at pace from `from` to `to`: 0.21 s of sound every 0.25 s, in turning shades.
+    fn kana_at_pace(t: f64, from: f64, to: f64) -> f32 {
+        if (from..to).contains(&t) && (t - from) % 0.25 < 0.21 {
+            vowel(t, ((t - from) / 0.25).floor() % 4.0 / 3.0)
+        } else {
+            0.0
+        }
+    }
+
+    /// A drawn-out vowel: one shade wobbling a little.
+    fn held_vowel(t: f64) -> f32 {
+        vowel(t, 0.3 + 0.1 * (2.0 * std::f64::consts::PI * t / 0.5).sin())
+    }
+
+    #[test]
+    fn a_held_kana_broken_into_short_pieces_after_a_pause_still_opens_its_verse() {
+        // A held kana from 2.0 s broken from 2.42 to 2.62 s (longer than a pause), neither
+        // piece as long as a held kana; then 3 s of kana at pace.
+        let x = track(8, |t| {
+            if (2.0..2.42).contains(&t) || (2.62..3.1).contains(&t) {
+                held_vowel(t)
+            } else {
+                kana_at_pace(t, 3.15, 6.15)
+            }
+        });
+        let heard = heard_readings(Path::new("test.wav"), &x, 16_000).expect("a verse");
+        assert_eq!(heard.len(), 1, "{heard:?}");
+        let start = heard[0].kami_start_s;
+        assert!((start - 2.0).abs() < 0.03, "verse heard from {start:.3} s");
+    }
+
+    #[test]
+    fn a_verse_cut_by_a_pause_a_little_too_long_is_carried_over_it() {
+        // A held kana from 2.0 s, a second of kana, 0.3 s without voice (an unvoiced kana
+        // under the murmur), then 2.5 s more: one verse, to its end.
+        let x = track(9, |t| {
+            if (2.0..3.1).contains(&t) {
+                held_vowel(t)
+            } else {
+                kana_at_pace(t, 3.1, 4.1) + kana_at_pace(t, 4.4, 6.9)
+            }
+        });
+        let heard = heard_readings(Path::new("test.wav"), &x, 16_000).expect("a verse");
+        assert_eq!(heard.len(), 1, "{heard:?}");
+        assert!((heard[0].kami_start_s - 2.0).abs() < 0.03, "{heard:?}");
+        assert!((heard[0].kami_end_s - 6.9).abs() < 0.1, "{heard:?}");
+    }
+
+    #[test]
+    fn speech_too_short_for_a_verse_is_not_carried_into_the_next_verse() {
+        // A held kana and a second of kana (2.1 s in all), 0.3 s without voice, then a verse
+        // of its own: a held kana from 4.4 s and 2.5 s of kana. One verse, the second.
+        let x = track(10, |t| {
+            if (2.0..3.1).contains(&t) || (4.4..5.5).contains(&t) {
+                held_vowel(t)
+            } else {
+                kana_at_pace(t, 3.1, 4.1) + kana_at_pace(t, 5.5, 8.0)
+            }
+        });
+        let heard = heard_readings(Path::new("test.wav"), &x, 16_000).expect("a verse");
+        assert_eq!(heard.len(), 1, "{heard:?}");
+        assert!((heard[0].kami_start_s - 4.4).abs() < 0.03, "{heard:?}");
     }
 }
