@@ -1315,6 +1315,13 @@ mod tests {
         }
     }
 
+    /// The readings heard in a 16 kHz test track, which must be one.
+    fn the_one_verse(x: &[f32]) -> HeardReading {
+        let mut heard = heard_readings(Path::new("test.wav"), x, 16_000).expect("a verse");
+        assert_eq!(heard.len(), 1, "{heard:?}");
+        heard.remove(0)
+    }
+
     /// A drawn-out vowel: one shade wobbling a little.
     fn held_vowel(t: f64) -> f32 {
         vowel(t, 0.3 + 0.1 * (2.0 * std::f64::consts::PI * t / 0.5).sin())
@@ -1331,9 +1338,8 @@ mod tests {
                 kana_at_pace(t, 3.15, 6.15)
             }
         });
-        let heard = heard_readings(Path::new("test.wav"), &x, 16_000).expect("a verse");
-        assert_eq!(heard.len(), 1, "{heard:?}");
-        let start = heard[0].kami_start_s;
+        let heard = the_one_verse(&x);
+        let start = heard.kami_start_s;
         assert!((start - 2.0).abs() < 0.03, "verse heard from {start:.3} s");
     }
 
@@ -1348,10 +1354,9 @@ mod tests {
                 kana_at_pace(t, 3.1, 4.1) + kana_at_pace(t, 4.4, 6.9)
             }
         });
-        let heard = heard_readings(Path::new("test.wav"), &x, 16_000).expect("a verse");
-        assert_eq!(heard.len(), 1, "{heard:?}");
-        assert!((heard[0].kami_start_s - 2.0).abs() < 0.03, "{heard:?}");
-        assert!((heard[0].kami_end_s - 6.9).abs() < 0.1, "{heard:?}");
+        let heard = the_one_verse(&x);
+        assert!((heard.kami_start_s - 2.0).abs() < 0.03, "{heard:?}");
+        assert!((heard.kami_end_s - 6.9).abs() < 0.1, "{heard:?}");
     }
 
     #[test]
@@ -1365,8 +1370,7 @@ mod tests {
                 kana_at_pace(t, 3.1, 4.1) + kana_at_pace(t, 5.5, 8.0)
             }
         });
-        let heard = heard_readings(Path::new("test.wav"), &x, 16_000).expect("a verse");
-        assert_eq!(heard.len(), 1, "{heard:?}");
-        assert!((heard[0].kami_start_s - 4.4).abs() < 0.03, "{heard:?}");
+        let heard = the_one_verse(&x);
+        assert!((heard.kami_start_s - 4.4).abs() < 0.03, "{heard:?}");
     }
 }
