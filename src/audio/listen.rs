@@ -59,6 +59,9 @@ const HELD_PIECE_MIN_S: f64 = 0.1;
 /// pause up to this long (an unvoiced kana, a closure, under the murmur), to speech
 /// that does not itself open with a held kana.
 const VERSE_SPLIT_GAP_MAX_S: f64 = 0.35;
+/// A periodic frame before a verse's voicing counts as its sound this far over the
+/// floor, dB (`periodic_start`).
+const PERIODIC_ABOVE_FLOOR_DB: f32 = 1.0;
 /// Silence before a verse's first sound.
 const PAUSE_BEFORE_S: f64 = 0.15;
 /// How far before the voicing a first consonant is looked for.
@@ -317,7 +320,9 @@ pub fn heard_readings(
             continue;
         }
         let start = first_sound(&tr, start_voiced, frames_of(CONSONANT_BACK_S));
-        let kami_start_s = sound_start(samples, rate_hz, frame_time(start_voiced));
+        let heard_start = sound_start(samples, rate_hz, frame_time(start_voiced));
+        let kami_start_s = periodic_start(&tr, start_voiced, frames_of(PAUSE_BEFORE_S))
+            .map_or(heard_start, |p| p.min(heard_start));
         let kami_end_s = frame_time(vb);
         let seq = out.len() as u32 + 1;
         let verse = Verse {
@@ -491,6 +496,35 @@ fn join_broken_held(tr: &Tracks, held_runs: &[(usize, usize)]) -> Vec<(usize, us
         out.push((a, b));
     }
     out
+}
+
+/// Where the periodic sound that turns voiced at `voiced_start` began: frames before it
+/// as periodic as a voiced one (`VOICING_MIN`) though only PERIODIC_ABOVE_FLOOR_DB over
+/// the floor, walked back over (a frame's dip forgiven) up to `back` frames; the leading
+/// edge of the first one's window. `None` when the frame before the voicing is not one. A nasal or a soft vowel under a loud hall's murmur
+/// stands a few dB over it for its first 60-140 ms, too little for the band levels
+/// (`sound_start`), but the murmur is not periodic.
+fn periodic_start(tr: &Tracks, voiced_start: usize, back: usize) -> Option<f64> {
+    let f = &tr.f;
+    let periodic = |i: usize| {
+        f.voicing[i] >= VOICING_MIN && f.level_db[i] > tr.floor[i] + PERIODIC_ABOVE_FLOOR_DB
+    };
+    let voiced_start = voiced_start.min(f.len());
+    let mut first = voiced_start;
+    let mut misses = 0;
+    for i in (voiced_start.saturating_sub(back)..first).rev() {
+        if periodic(i) {
+            first = i;
+            misses = 0;
+        } else {
+            misses += 1;
+            if misses > 1 {
+                break;
+            }
+        }
+    }
+    // A frame's window starts at the frame times the hop.
+    (first < voiced_start).then(|| first as f64 * HOP_S)
 }
 
 /// Distance between the mean lower cepstra of the voiced frames of two stretches.
@@ -1044,6 +1078,7 @@ fn fixed_pace_onsets(start_s: f64, span_s: f64) -> Vec<f64> {
 
 #[cfg(test)]
 mod tests {
+    const NASAL: f32 = 0.2;
     use super::*;
 
     /// A verse of poem `no` as a voice unlike the templates says it: template voice 0
@@ -1372,5 +1407,52 @@ mod tests {
         });
         let heard = the_one_verse(&x);
         assert!((heard.kami_start_s - 4.4).abs() < 0.03, "{heard:?}");
+    }
+
+    #[test]
+    fn a_verse_starts_where_its_periodic_sound_stands_over_the_murmur() {
+        // Frames of 5 ms: murmur (voicing 0.3-0.45, at the floor) to frame 100, a nasal
+        // from frame 100 (voicing 0.6-0.75, 2 dB over the floor, one frame dipping to 0.5),
+        // voiced (10 dB over) from frame 120.
+        let n = 200;
+        let voicing: Vec<f32> = (0..n)
+            .map(|i| match i {
+                _ if i < 100 => 0.3 + 0.15 * ((i * 7) % 10) as f32 / 10.0,
+                108 => 0.5,
+                _ if i < 120 => 0.6 + 0.15 * ((i * 3) % 10) as f32 / 10.0,
+                _ => 0.9,
+            })
+            .collect();
+        let level_db: Vec<f32> = (0..n)
+            .map(|i| match i {
+                _ if i < 100 => 0.5,
+                _ if i < 120 => 2.0,
+                _ => 10.0,
+            })
+            .collect();
+        let tracks = |voicing: Vec<f32>| Tracks {
+            f: Frames {
+                level_db: level_db.clone(),
+                high_db: vec![0.0; n],
+                voicing,
+                ceps: vec![[0.0; CEPS]; n],
+            },
+            floor: vec![0.0; n],
+            high_floor: vec![0.0; n],
+            voiced: (0..n).map(|i| i >= 120).collect(),
+        };
+        let start = periodic_start(&tracks(voicing.clone()), 120, 30).expect("a nasal");
+        assert!((start - 100.0 * HOP_S).abs() < 1e-9, "start {start:.4} s");
+        // Two frames without it end the walk.
+        let mut broken = voicing.clone();
+        broken[110] = 0.4;
+        broken[111] = 0.4;
+        let start = periodic_start(&tracks(broken), 120, 30).expect("part of it");
+        assert!((start - 112.0 * HOP_S).abs() < 1e-9, "start {start:.4} s");
+        // No periodic frame before the voicing: nothing to move.
+        let mut none = voicing;
+        none[119] = 0.3;
+        none[118] = 0.3;
+        assert_eq!(periodic_start(&tracks(none), 120, 30), None);
     }
 }
