@@ -30,8 +30,9 @@ const HELD_GAP_MAX_S: f64 = 0.03;
 /// A soft kana (a nasal, a quiet vowel) keeps a verse going while it stays this
 /// periodic (the hall's murmur stays under 0.45) ...
 const SOFT_VOICING_MIN: f32 = 0.8;
-/// ... and this far above the floor, dB.
-const SOFT_ABOVE_FLOOR_DB: f32 = 3.0;
+/// ... and this far above the floor, dB (a held vowel under a loud hall flickers at 1-3.5
+/// dB over it, its voicing 0.9-1.0).
+const SOFT_ABOVE_FLOOR_DB: f32 = 2.0;
 /// Speech in a verse pauses at most this long (unvoiced consonants, closures).
 const VERSE_GAP_MAX_S: f64 = 0.25;
 /// A kami-no-ku lasts at least this long from its first sound.
