@@ -482,17 +482,23 @@ fn join_broken_held(tr: &Tracks, held_runs: &[(usize, usize)]) -> Vec<(usize, us
         let half = (b - a) / 2;
         let within = voiced_ceps_distance(tr, (a, a + half), (a + half, b));
         while b - a < held_min {
-            let Some(&(na, nb)) = held_runs.get(k) else {
+            // The next piece, passing over flickers too short to be one (they join with it).
+            let Some(j) =
+                (k..held_runs.len()).find(|&j| held_runs[j].1 - held_runs[j].0 >= piece_min)
+            else {
                 break;
             };
-            let alike = nb - na >= piece_min
-                && na - b <= gap_max
+            let (na, nb) = held_runs[j];
+            // The break ends where the next piece's periodic sound begins (a held vowel
+            // may run on softly under the murmur before it is voiced again).
+            let resumed = periodic_from(tr, na, na.saturating_sub(b));
+            let alike = resumed.saturating_sub(b) <= gap_max
                 && voiced_ceps_distance(tr, (a, b), (na, nb)) <= HELD_BREAK_RATIO_MAX * within;
             if !alike {
                 break;
             }
             b = nb;
-            k += 1;
+            k = j + 1;
         }
         out.push((a, b));
     }
@@ -502,18 +508,28 @@ fn join_broken_held(tr: &Tracks, held_runs: &[(usize, usize)]) -> Vec<(usize, us
 /// Where the periodic sound that turns voiced at `voiced_start` began: frames before it
 /// as periodic as a voiced one (`VOICING_MIN`) though only PERIODIC_ABOVE_FLOOR_DB over
 /// the floor, walked back over (a frame's dip forgiven) up to `back` frames; the leading
-/// edge of the first one's window. `None` when the frame before the voicing is not one. A nasal or a soft vowel under a loud hall's murmur
-/// stands a few dB over it for its first 60-140 ms, too little for the band levels
-/// (`sound_start`), but the murmur is not periodic.
+/// edge of the first one's window. `None` when the frame before the voicing is not one.
+/// A nasal or a soft vowel under a loud hall's murmur stands a few dB over it for its
+/// first 60-140 ms, too little for the band levels (`sound_start`), but the murmur is not
+/// periodic.
 fn periodic_start(tr: &Tracks, voiced_start: usize, back: usize) -> Option<f64> {
+    let voiced_start = voiced_start.min(tr.f.len());
+    let first = periodic_from(tr, voiced_start, back);
+    // A frame's window starts at the frame times the hop.
+    (first < voiced_start).then(|| first as f64 * HOP_S)
+}
+
+/// The first frame of the periodic sound running into frame `to` (`periodic_start`), or
+/// `to` when the frame before it is not periodic.
+fn periodic_from(tr: &Tracks, to: usize, back: usize) -> usize {
     let f = &tr.f;
     let periodic = |i: usize| {
         f.voicing[i] >= VOICING_MIN && f.level_db[i] > tr.floor[i] + PERIODIC_ABOVE_FLOOR_DB
     };
-    let voiced_start = voiced_start.min(f.len());
-    let mut first = voiced_start;
+    let to = to.min(f.len());
+    let mut first = to;
     let mut misses = 0;
-    for i in (voiced_start.saturating_sub(back)..first).rev() {
+    for i in (to.saturating_sub(back)..to).rev() {
         if periodic(i) {
             first = i;
             misses = 0;
@@ -524,8 +540,7 @@ fn periodic_start(tr: &Tracks, voiced_start: usize, back: usize) -> Option<f64> 
             }
         }
     }
-    // A frame's window starts at the frame times the hop.
-    (first < voiced_start).then(|| first as f64 * HOP_S)
+    first
 }
 
 /// Distance between the mean lower cepstra of the voiced frames of two stretches.
