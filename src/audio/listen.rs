@@ -80,7 +80,7 @@ pub const POEM_SCORE_MIN: f64 = 0.04;
 const MATCH_CEPS: usize = 8;
 /// Verses named teach the reader's voice (`Adaptation`) when there are at least this
 /// many of them ...
-const ADAPT_VERSES_MIN: usize = 2;
+const ADAPT_VERSES_MIN: usize = 1;
 /// ... in at most this many rounds of learning and naming again.
 const ADAPT_ROUNDS: usize = 3;
 /// The fewest aligned frames an adaptation is fitted on.
@@ -1022,15 +1022,29 @@ fn rename_in_the_readers_voice(
     out: &mut [HeardReading],
     verses: &mut [(Verse, Naming)],
 ) {
-    for _ in 0..ADAPT_ROUNDS {
+    for round in 0..ADAPT_ROUNDS {
         let named = verses.iter().filter(|(_, n)| n.poem.is_some()).count();
-        if named == verses.len() || named < ADAPT_VERSES_MIN {
+        if named == verses.len() {
+            return;
+        }
+        // With no verse named, the one whose closest poem stands out most teaches the
+        // first round (it stays null unless the round names it).
+        let surest = verses
+            .iter()
+            .enumerate()
+            .max_by(|a, b| a.1 .1.score.total_cmp(&b.1 .1.score))
+            .map(|(k, _)| k);
+        let teaches = |k: usize, n: &Naming| {
+            n.poem.is_some() || (named == 0 && round == 0 && Some(k) == surest)
+        };
+        if named < ADAPT_VERSES_MIN && !(named == 0 && round == 0) {
             return;
         }
         let pairs: Vec<([f32; CEPS], [f32; CEPS])> = verses
             .iter()
-            .filter(|(_, n)| n.poem.is_some())
-            .flat_map(|(v, n)| n.aligned.iter().map(|&(i, y)| (v.frames[i], y)))
+            .enumerate()
+            .filter(|(k, (_, n))| teaches(*k, n))
+            .flat_map(|(_, (v, n))| n.aligned.iter().map(|&(i, y)| (v.frames[i], y)))
             .collect();
         let Some(adaptation) = Adaptation::fit(&pairs) else {
             return;
@@ -1194,6 +1208,20 @@ mod tests {
             (1..=6).map(Some).collect::<Vec<_>>(),
             "before: {before:?}"
         );
+    }
+
+    #[test]
+    fn with_no_verse_named_the_surest_one_teaches_the_readers_voice() {
+        let t = embedded();
+        let (mut out, mut verses) = named_in_turn((1..=6u8).map(verse_in_another_voice).collect());
+        // As if the templates had named none: every verse left at its closest match.
+        for (r, (_, n)) in out.iter_mut().zip(verses.iter_mut()) {
+            r.poem = None;
+            n.poem = None;
+        }
+        rename_in_the_readers_voice(t, &mut out, &mut verses);
+        let after: Vec<Option<u8>> = out.iter().map(|r| r.poem).collect();
+        assert_eq!(after, (1..=6).map(Some).collect::<Vec<_>>());
     }
 
     /// Verses of poems `nos` as a reader whose every kana is off the templates by its
