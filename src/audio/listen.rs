@@ -1108,7 +1108,6 @@ fn fixed_pace_onsets(start_s: f64, span_s: f64) -> Vec<f64> {
 
 #[cfg(test)]
 mod tests {
-    const NASAL: f32 = 0.2;
     use super::*;
 
     /// A verse of poem `no` as a voice unlike the templates says it: template voice 0
