@@ -78,10 +78,8 @@ pub const POEM_SCORE_MIN: f64 = 0.04;
 /// The cepstra a verse is matched on: the lower ones, the spectrum's broad shape (the
 /// vowel), which voices share more than the fine detail above them.
 const MATCH_CEPS: usize = 8;
-/// Verses named teach the reader's voice (`Adaptation`) when there are at least this
-/// many of them ...
-const ADAPT_VERSES_MIN: usize = 1;
-/// ... in at most this many rounds of learning and naming again.
+/// The verses named teach the reader's voice (`Adaptation`), or the surest one when none is,
+/// in at most this many rounds of learning and naming again.
 const ADAPT_ROUNDS: usize = 3;
 /// The fewest aligned frames an adaptation is fitted on.
 const ADAPT_PAIRS_MIN: usize = 200;
@@ -136,6 +134,11 @@ impl HeardReading {
             void: false,
         })
     }
+}
+
+/// The analysis frames in `s` seconds.
+fn frames_of(s: f64) -> usize {
+    (s / HOP_S).round() as usize
 }
 
 /// Local floor of a level track: a low percentile over a sliding window.
@@ -227,7 +230,6 @@ pub fn heard_readings(
         high_floor,
         voiced,
     };
-    let frames_of = |s: f64| (s / HOP_S).round() as usize;
     // The held kana: voiced frames joined over short dips of the voicing measure while
     // the level stays up (a drawn-out vowel under noise flickers around the threshold).
     let held: Vec<bool> = (0..tr.f.len())
@@ -465,7 +467,6 @@ fn opening_flux_ratio(f: &Frames, a: usize, end: usize, open: usize) -> f64 {
 /// pieces of one drawn-out vowel do (`HELD_BREAK_RATIO_MAX` of the first piece's own
 /// change), until the whole is as long as a held kana.
 fn join_broken_held(tr: &Tracks, held_runs: &[(usize, usize)]) -> Vec<(usize, usize)> {
-    let frames_of = |s: f64| (s / HOP_S).round() as usize;
     let (held_min, piece_min) = (frames_of(HELD_MIN_S), frames_of(HELD_PIECE_MIN_S));
     let first_min = frames_of(HELD_FIRST_PIECE_MIN_S);
     let (gap_max, pause) = (frames_of(HELD_BREAK_GAP_MAX_S), frames_of(PAUSE_BEFORE_S));
@@ -1022,28 +1023,27 @@ fn rename_in_the_readers_voice(
     out: &mut [HeardReading],
     verses: &mut [(Verse, Naming)],
 ) {
-    for round in 0..ADAPT_ROUNDS {
+    for _ in 0..ADAPT_ROUNDS {
         let named = verses.iter().filter(|(_, n)| n.poem.is_some()).count();
         if named == verses.len() {
             return;
         }
-        // With no verse named, the one whose closest poem stands out most teaches the
-        // first round (it stays null unless the round names it).
-        let surest = verses
-            .iter()
-            .enumerate()
-            .max_by(|a, b| a.1 .1.score.total_cmp(&b.1 .1.score))
-            .map(|(k, _)| k);
-        let teaches = |k: usize, n: &Naming| {
-            n.poem.is_some() || (named == 0 && round == 0 && Some(k) == surest)
-        };
-        if named < ADAPT_VERSES_MIN && !(named == 0 && round == 0) {
-            return;
-        }
+        // The named verses teach; with none named, the verse whose closest poem stands
+        // out most does (it stays null unless the round names it; a round that names
+        // nothing ends the learning).
+        let surest = (named == 0)
+            .then(|| {
+                verses
+                    .iter()
+                    .enumerate()
+                    .max_by(|a, b| a.1 .1.score.total_cmp(&b.1 .1.score))
+                    .map(|(k, _)| k)
+            })
+            .flatten();
         let pairs: Vec<([f32; CEPS], [f32; CEPS])> = verses
             .iter()
             .enumerate()
-            .filter(|(k, (_, n))| teaches(*k, n))
+            .filter(|(k, (_, n))| n.poem.is_some() || Some(*k) == surest)
             .flat_map(|(_, (v, n))| n.aligned.iter().map(|&(i, y)| (v.frames[i], y)))
             .collect();
         let Some(adaptation) = Adaptation::fit(&pairs) else {
