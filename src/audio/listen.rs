@@ -524,7 +524,7 @@ fn periodic_start(tr: &Tracks, voiced_start: usize, back: usize) -> Option<f64> 
     let voiced_start = voiced_start.min(tr.f.len());
     let first = periodic_from(tr, voiced_start, back);
     // A frame's window starts at the frame times the hop.
-    (first < voiced_start).then(|| first as f64 * HOP_S)
+    (first < voiced_start).then_some(first as f64 * HOP_S)
 }
 
 /// The first frame of the periodic sound running into frame `to` (`periodic_start`), or
