@@ -78,6 +78,10 @@ const BAND_FRAMES: usize = 40;
 const NAMING_THREADS: usize = 2;
 /// Below this margin between the best and the second poem, the poem is left null.
 pub const POEM_SCORE_MIN: f64 = 0.04;
+/// A verse named in the reader's own voice (kana cut from this recording's named verses)
+/// whose closest template poem differs is named when its poem stands out by this much:
+/// twice the templates' margin, as those kana come from a handful of verses.
+const OWN_VOICE_SCORE_MIN: f64 = 2.0 * POEM_SCORE_MIN;
 /// The cepstra a verse is matched on: the lower ones, the spectrum's broad shape (the
 /// vowel), which voices share more than the fine detail above them.
 const MATCH_CEPS: usize = 8;
@@ -1072,11 +1076,12 @@ fn rename_in_the_readers_voice(
                 start_s: v.start_s,
             };
             // Matched again in the templates' measure; a verse still left null there is
-            // named in the reader's own voice when that agrees with its closest match.
+            // named in the reader's own voice when that agrees with its closest match, or
+            // stands out there twice as plainly as a naming must (OWN_VOICE_SCORE_MIN).
             let mut again = name_poem(&adapted, t, &pool);
             if again.poem.is_none() {
                 let own = name_poem(&adapted, &reader, &pool);
-                if own.poem.is_some() && own.poem == again.candidate {
+                if own_voice_names(&own, again.candidate) {
                     again = Naming { voice: None, ..own };
                 }
             }
@@ -1094,6 +1099,12 @@ fn rename_in_the_readers_voice(
             return;
         }
     }
+}
+
+/// Whether a verse named in the reader's own voice takes that name: when it agrees with
+/// the templates' closest poem, or stands out by OWN_VOICE_SCORE_MIN without it.
+fn own_voice_names(own: &Naming, closest: Option<u8>) -> bool {
+    own.poem.is_some() && (own.poem == closest || own.score >= OWN_VOICE_SCORE_MIN)
 }
 
 /// Onsets by the contract's tempo model when no poem can be aligned: the first kana
@@ -1340,6 +1351,30 @@ mod tests {
             own_voice >= 1,
             "no verse named in the reader's own voice: before {before:?}, after {after:?}"
         );
+    }
+
+    #[test]
+    fn a_naming_in_the_readers_own_voice_stands_alone_only_when_plain() {
+        let own = |poem: u8, score: f64| Naming {
+            poem: Some(poem),
+            score,
+            onsets: Vec::new(),
+            candidate: Some(poem),
+            aligned: Vec::new(),
+            voice: None,
+            kana_spans: Vec::new(),
+        };
+        // Agreeing with the templates' closest poem, a naming there is enough.
+        assert!(own_voice_names(&own(5, POEM_SCORE_MIN), Some(5)));
+        // Against another closest poem, or none, it must stand out twice as plainly.
+        assert!(!own_voice_names(&own(5, 1.5 * POEM_SCORE_MIN), Some(7)));
+        assert!(own_voice_names(&own(5, 2.0 * POEM_SCORE_MIN), Some(7)));
+        assert!(own_voice_names(&own(5, 0.2), None));
+        let unnamed = Naming {
+            poem: None,
+            ..own(5, 0.2)
+        };
+        assert!(!own_voice_names(&unnamed, Some(5)));
     }
 
     /// A vowel-like sound: harmonics of 150 Hz whose balance is set by `shade` (0..1).
