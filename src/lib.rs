@@ -14,3 +14,4 @@ pub mod report;
 pub mod rules;
 pub mod sim;
 pub mod track;
+pub mod util;

@@ -5,6 +5,7 @@
 use super::listen::HeardReading;
 use super::reader::Spoken;
 use crate::rules::kimariji::ReadPool;
+use crate::util::median;
 
 /// A heard reading belongs to a spoken one when their starts are this close.
 const MATCH_WINDOW_S: f64 = 1.0;
@@ -47,14 +48,6 @@ pub struct SoundScore {
     pub poem_wrong: usize,
     pub poem_null: usize,
     pub readings: Vec<ReadingScore>,
-}
-
-fn median(v: &mut [f64]) -> Option<f64> {
-    if v.is_empty() {
-        return None;
-    }
-    v.sort_by(f64::total_cmp);
-    Some(v[v.len() / 2])
 }
 
 /// Scores `heard` against `spoken` (both in time order).

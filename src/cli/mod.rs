@@ -93,12 +93,7 @@ pub fn adjudicate(
     Ok(())
 }
 
-/// Writes one value as a JSON line and flushes it, so no ruling is lost.
-pub fn write_json_line<T: serde::Serialize>(out: &mut dyn Write, v: &T) -> std::io::Result<()> {
-    serde_json::to_writer(&mut *out, v)?;
-    out.write_all(b"\n")?;
-    out.flush()
-}
+pub use crate::util::write_json_line;
 
 /// `kimariji [--read 74,64]`: `poem<TAB>kimariji<TAB>length` of every unread poem.
 pub fn kimariji(read: &[u8], out: &mut dyn Write) -> Result<()> {

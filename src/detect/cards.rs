@@ -13,6 +13,7 @@
 //! the field's scale, so a tenth of a pixel matters here.
 
 use super::{DetectError, PointPx, QuadPx};
+use crate::util::median;
 use opencv::core::{self, Mat, Point, Point2f, Scalar, Size, Vector};
 use opencv::imgproc;
 use opencv::prelude::*;
@@ -295,14 +296,6 @@ fn stable_blobs(mut blobs: Vec<Blob>) -> Vec<Blob> {
             (g.len() >= MIN_STABLE_LEVELS).then(|| g[g.len() / 2].clone())
         })
         .collect()
-}
-
-pub(crate) fn median(v: &mut [f64]) -> Option<f64> {
-    if v.is_empty() {
-        return None;
-    }
-    v.sort_by(|a, b| a.total_cmp(b));
-    Some(v[v.len() / 2])
 }
 
 /// Samples `img` (CV_32F, one channel or several) at the given points, bilinear.

@@ -126,8 +126,8 @@ impl MeasuredLayout {
             })
             .collect();
         CardScale {
-            face_area_px: cards::median(&mut areas).unwrap_or(3000.0),
-            border_ratio: cards::median(&mut ratios).map(|r| r.max(0.0)),
+            face_area_px: crate::util::median(&mut areas).unwrap_or(3000.0),
+            border_ratio: crate::util::median(&mut ratios).map(|r| r.max(0.0)),
         }
     }
 }

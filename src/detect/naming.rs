@@ -353,11 +353,7 @@ pub fn rectify_face(gray_f: &Mat, face: &QuadPx, flipped: bool) -> Result<Mat, D
 }
 
 fn median(v: &mut [f64]) -> f64 {
-    if v.is_empty() {
-        return 0.0;
-    }
-    v.sort_by(|a, b| a.total_cmp(b));
-    v[v.len() / 2]
+    crate::util::median(v).unwrap_or(0.0)
 }
 
 /// Scores normalised by the field's own distribution. `raw[card][poem]` is a card's

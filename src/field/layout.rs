@@ -45,15 +45,7 @@ struct Side {
 }
 
 fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n == 0 {
-        f64::NAN
-    } else if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
+    crate::util::median_mean_of_middle(v).unwrap_or(f64::NAN)
 }
 
 /// Splits cards (their mm corners, rows along x) into the two sides and their rows.

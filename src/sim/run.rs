@@ -1,7 +1,6 @@
 //! `simulate`: plans a story, writes the recording directory (contract section 3) and
 //! renders the video, optionally with per-frame labels.
 
-use crate::cli::write_json_line;
 use crate::rules;
 use crate::sim::camera::Camera;
 use crate::sim::encode::{EncodeError, Encoder};
@@ -10,6 +9,7 @@ use crate::sim::look::{CardTextOptions, Look};
 use crate::sim::render::Renderer;
 use crate::sim::story::{plan, Story, StoryOptions};
 use crate::sim::Preset;
+use crate::util::write_json_line;
 use opencv::core::{Mat, Scalar, CV_8UC3};
 use opencv::prelude::*;
 use rand::SeedableRng;

@@ -549,11 +549,7 @@ fn gray_of(bgr: &[u8]) -> f64 {
 
 /// The middle value (0 for none).
 fn median(v: &mut [f64]) -> f64 {
-    if v.is_empty() {
-        return 0.0;
-    }
-    v.sort_by(|a, b| a.total_cmp(b));
-    v[v.len() / 2]
+    crate::util::median(v).unwrap_or(0.0)
 }
 
 /// The paper's colour is measured on at least this many white pixels of the layout's
