@@ -363,6 +363,7 @@ pub fn heard_readings(
         last_inner_gap = inner_gap;
     }
     rename_in_the_readers_voice(templates, &mut out, &mut verses);
+    second_opinion(templates, &mut out, &verses);
     let levels = Levels {
         voicing: &tr.f.voicing,
         level_db: &tr.f.level_db,
@@ -715,6 +716,7 @@ fn standardised(v: &[[f32; CEPS]], mean: &[f32; CEPS], sd: &[f32; CEPS]) -> Vec<
 
 /// A kami-no-ku as matched: its lower cepstra every template step, normalised over the
 /// verse, the analysis frame it starts at and its first sound.
+#[derive(Clone)]
 struct Verse {
     frames: Vec<[f32; CEPS]>,
     first_frame: usize,
@@ -722,6 +724,7 @@ struct Verse {
 }
 
 /// What the match against the poems not yet read tells of a verse.
+#[derive(Clone)]
 struct Naming {
     /// The poem, when it stands out of the others by POEM_SCORE_MIN.
     poem: Option<u8>,
@@ -1101,6 +1104,49 @@ fn rename_in_the_readers_voice(
     }
 }
 
+/// A verse the templates named by less than OWN_VOICE_SCORE_MIN is matched once more in
+/// the reader's own kana, cut from the other named verses; when that names another poem
+/// by OWN_VOICE_SCORE_MIN, the two measures disagree plainly and the verse is left null
+/// (`analyze` then takes the card taken, for review).
+fn second_opinion(t: &KanaTemplates, out: &mut [HeardReading], verses: &[(Verse, Naming)]) {
+    let pairs: Vec<([f32; CEPS], [f32; CEPS])> = verses
+        .iter()
+        .filter(|(_, n)| n.poem.is_some())
+        .flat_map(|(v, n)| n.aligned.iter().map(|&(i, y)| (v.frames[i], y)))
+        .collect();
+    let Some(adaptation) = Adaptation::fit(&pairs) else {
+        return;
+    };
+    for (k, (v, n)) in verses.iter().enumerate() {
+        let Some(p) = n
+            .poem
+            .filter(|_| n.voice.is_some() && n.score < OWN_VOICE_SCORE_MIN)
+        else {
+            continue;
+        };
+        let others: Vec<(Verse, Naming)> = verses
+            .iter()
+            .enumerate()
+            .filter(|&(j, _)| j != k)
+            .map(|(_, x)| x.clone())
+            .collect();
+        let reader = readers_kana(t, &others, &adaptation);
+        let mut pool = ReadPool::new();
+        for q in others.iter().filter_map(|(_, n)| n.poem) {
+            pool.mark_read(q);
+        }
+        let adapted = Verse {
+            frames: adaptation.apply(&v.frames),
+            first_frame: v.first_frame,
+            start_s: v.start_s,
+        };
+        let own = name_poem(&adapted, &reader, &pool);
+        if own.poem.is_some_and(|q| q != p) && own.score >= OWN_VOICE_SCORE_MIN {
+            out[k].poem = None;
+        }
+    }
+}
+
 /// Whether a verse named in the reader's own voice takes that name: when it agrees with
 /// the templates' closest poem, or stands out by OWN_VOICE_SCORE_MIN without it.
 fn own_voice_names(own: &Naming, closest: Option<u8>) -> bool {
@@ -1375,6 +1421,37 @@ mod tests {
             ..own(5, 0.2)
         };
         assert!(!own_voice_names(&unnamed, Some(5)));
+    }
+
+    #[test]
+    fn a_verse_named_narrowly_is_left_null_when_the_readers_own_kana_name_another_plainly() {
+        let t = embedded();
+        let nos: Vec<u8> = (1..=12).collect();
+        let (mut out, mut verses) = named_in_turn(verses_in_a_voice_of_its_own(&nos, 20.0));
+        let named = verses.iter().filter(|(_, n)| n.poem.is_some()).count();
+        assert!(named >= 8, "{named} of 12 named by the templates");
+        // Two verses the templates named narrowly: one rightly, one as another poem.
+        let (wrong, right) = (
+            nos.iter()
+                .position(|&p| verses[(p - 1) as usize].1.poem == Some(p))
+                .expect("one"),
+            nos.iter()
+                .rposition(|&p| verses[(p - 1) as usize].1.poem == Some(p))
+                .expect("two"),
+        );
+        for k in [wrong, right] {
+            verses[k].1.score = POEM_SCORE_MIN;
+            verses[k].1.voice = Some(0);
+        }
+        verses[wrong].1.poem = Some(99);
+        out[wrong].poem = Some(99);
+        second_opinion(t, &mut out, &verses);
+        assert_eq!(out[wrong].poem, None, "the narrow wrong naming stands");
+        assert_eq!(
+            out[right].poem,
+            Some(nos[right]),
+            "the narrow right naming fell"
+        );
     }
 
     /// A vowel-like sound: harmonics of 150 Hz whose balance is set by `shade` (0..1).
