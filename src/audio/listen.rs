@@ -716,7 +716,6 @@ fn standardised(v: &[[f32; CEPS]], mean: &[f32; CEPS], sd: &[f32; CEPS]) -> Vec<
 
 /// A kami-no-ku as matched: its lower cepstra every template step, normalised over the
 /// verse, the analysis frame it starts at and its first sound.
-#[derive(Clone)]
 struct Verse {
     frames: Vec<[f32; CEPS]>,
     first_frame: usize,
@@ -724,7 +723,6 @@ struct Verse {
 }
 
 /// What the match against the poems not yet read tells of a verse.
-#[derive(Clone)]
 struct Naming {
     /// The poem, when it stands out of the others by POEM_SCORE_MIN.
     poem: Option<u8>,
@@ -926,6 +924,24 @@ impl Adaptation {
     fn apply(&self, frames: &[[f32; CEPS]]) -> Vec<[f32; CEPS]> {
         normalised(&frames.iter().map(|x| self.apply_one(x)).collect::<Vec<_>>())
     }
+
+    /// The map learnt from the frames that the alignment of the verses `teachers` paired
+    /// with template frames (`fit`).
+    fn taught_by<'a>(teachers: impl Iterator<Item = &'a (Verse, Naming)>) -> Option<Adaptation> {
+        let pairs: Vec<([f32; CEPS], [f32; CEPS])> = teachers
+            .flat_map(|(v, n)| n.aligned.iter().map(|&(i, y)| (v.frames[i], y)))
+            .collect();
+        Adaptation::fit(&pairs)
+    }
+
+    /// A verse in the templates' measure.
+    fn verse(&self, v: &Verse) -> Verse {
+        Verse {
+            frames: self.apply(&v.frames),
+            first_frame: v.first_frame,
+            start_s: v.start_s,
+        }
+    }
 }
 
 /// A kana as this reader says it lasts at least this many template frames to serve as
@@ -937,13 +953,19 @@ const READER_HELD_FRAMES: usize = 30;
 /// Kana templates in this reader's own voice: every kana that the verses named so far
 /// hold, cut from them where their alignment put it and taken into the templates'
 /// measure (`Adaptation`); a kana the reader has not yet said comes from the template
-/// voice that matched the named verses most often, in the same measure. One voice.
+/// voice that matched the named verses most often, in the same measure. One voice. The
+/// verse `except`, when given, gives none of its kana (it would vouch for itself).
 fn readers_kana(
     t: &KanaTemplates,
     verses: &[(Verse, Naming)],
     adaptation: &Adaptation,
+    except: Option<usize>,
 ) -> KanaTemplates {
-    let named = verses.iter().filter(|(_, n)| n.poem.is_some());
+    let named = verses
+        .iter()
+        .enumerate()
+        .filter(|&(k, (_, n))| n.poem.is_some() && Some(k) != except)
+        .map(|(_, x)| x);
     let voices = t.kana.values().next().map_or(0, |v| v.len());
     let mut votes = vec![0usize; voices.max(1)];
     // Each kana's cuts after a verse's first (length, verse, from, to), and its first
@@ -1054,30 +1076,25 @@ fn rename_in_the_readers_voice(
                     .map(|(k, _)| k)
             })
             .flatten();
-        let pairs: Vec<([f32; CEPS], [f32; CEPS])> = verses
+        let teachers = verses
             .iter()
             .enumerate()
             .filter(|(k, (_, n))| n.poem.is_some() || Some(*k) == surest)
-            .flat_map(|(_, (v, n))| n.aligned.iter().map(|&(i, y)| (v.frames[i], y)))
-            .collect();
-        let Some(adaptation) = Adaptation::fit(&pairs) else {
+            .map(|(_, x)| x);
+        let Some(adaptation) = Adaptation::taught_by(teachers) else {
             return;
         };
         let mut pool = ReadPool::new();
         for p in verses.iter().filter_map(|(_, n)| n.poem) {
             pool.mark_read(p);
         }
-        let reader = readers_kana(t, verses, &adaptation);
+        let reader = readers_kana(t, verses, &adaptation, None);
         let mut renamed = false;
         for (r, (v, n)) in out.iter_mut().zip(verses.iter_mut()) {
             if n.poem.is_some() {
                 continue;
             }
-            let adapted = Verse {
-                frames: adaptation.apply(&v.frames),
-                first_frame: v.first_frame,
-                start_s: v.start_s,
-            };
+            let adapted = adaptation.verse(v);
             // Matched again in the templates' measure; a verse still left null there is
             // named in the reader's own voice when that agrees with its closest match, or
             // stands out there twice as plainly as a naming must (OWN_VOICE_SCORE_MIN).
@@ -1109,12 +1126,8 @@ fn rename_in_the_readers_voice(
 /// by OWN_VOICE_SCORE_MIN, the two measures disagree plainly and the verse is left null
 /// (`analyze` then takes the card taken, for review).
 fn second_opinion(t: &KanaTemplates, out: &mut [HeardReading], verses: &[(Verse, Naming)]) {
-    let pairs: Vec<([f32; CEPS], [f32; CEPS])> = verses
-        .iter()
-        .filter(|(_, n)| n.poem.is_some())
-        .flat_map(|(v, n)| n.aligned.iter().map(|&(i, y)| (v.frames[i], y)))
-        .collect();
-    let Some(adaptation) = Adaptation::fit(&pairs) else {
+    let Some(adaptation) = Adaptation::taught_by(verses.iter().filter(|(_, n)| n.poem.is_some()))
+    else {
         return;
     };
     for (k, (v, n)) in verses.iter().enumerate() {
@@ -1124,23 +1137,16 @@ fn second_opinion(t: &KanaTemplates, out: &mut [HeardReading], verses: &[(Verse,
         else {
             continue;
         };
-        let others: Vec<(Verse, Naming)> = verses
-            .iter()
-            .enumerate()
-            .filter(|&(j, _)| j != k)
-            .map(|(_, x)| x.clone())
-            .collect();
-        let reader = readers_kana(t, &others, &adaptation);
+        let reader = readers_kana(t, verses, &adaptation, Some(k));
         let mut pool = ReadPool::new();
-        for q in others.iter().filter_map(|(_, n)| n.poem) {
+        for q in verses
+            .iter()
+            .filter_map(|(_, n)| n.poem)
+            .filter(|&q| q != p)
+        {
             pool.mark_read(q);
         }
-        let adapted = Verse {
-            frames: adaptation.apply(&v.frames),
-            first_frame: v.first_frame,
-            start_s: v.start_s,
-        };
-        let own = name_poem(&adapted, &reader, &pool);
+        let own = name_poem(&adaptation.verse(v), &reader, &pool);
         if own.poem.is_some_and(|q| q != p) && own.score >= OWN_VOICE_SCORE_MIN {
             out[k].poem = None;
         }
@@ -1355,7 +1361,7 @@ mod tests {
         let same: Vec<([f32; CEPS], [f32; CEPS])> =
             (0..400).map(|i| (frames[i % 60], frames[i % 60])).collect();
         let map = Adaptation::fit(&same).expect("enough pairs");
-        let own = readers_kana(t, &[(verse, naming)], &map);
+        let own = readers_kana(t, &[(verse, naming)], &map, None);
         let close = |a: &[[f32; CEPS]], b: &[[f32; CEPS]]| {
             a.len() == b.len()
                 && a.iter()
