@@ -23,7 +23,7 @@ fn black_video(path: &Path, secs: f64, silent: bool) {
         .arg(format!("color=c=black:s=160x90:r=10:d={secs}"));
     if silent {
         c.args(["-f", "lavfi", "-i"])
-            .arg(format!("anullsrc=r=48000:cl=mono"))
+            .arg("anullsrc=r=48000:cl=mono")
             .args(["-t", &secs.to_string(), "-c:a", "aac"]);
     }
     let ok = c

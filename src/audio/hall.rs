@@ -160,11 +160,11 @@ fn breath(
     let mut lo = OnePole::new(3000.0, rate);
     let mut hi = OnePole::new(400.0, rate);
     let n = (b - a) as f32;
-    for i in a..b {
-        let x = (i - a) as f32 / n;
+    for (k, v) in track[a..b].iter_mut().enumerate() {
+        let x = k as f32 / n;
         let env = (std::f32::consts::PI * x).sin().powf(1.5);
         let l = lo.run(white(rng));
-        track[i] += (l - hi.run(l)) * env * level * 4.0;
+        *v += (l - hi.run(l)) * env * level * 4.0;
     }
 }
 

@@ -236,19 +236,19 @@ mod tests {
             })
             .collect();
         let at = |t: f64| (t * RATE as f64) as usize;
-        for i in at(start_s - 0.5)..at(start_s - 0.2) {
-            x[i] += rng.gen_range(-1.0f32..1.0) * 0.01;
+        for v in &mut x[at(start_s - 0.5)..at(start_s - 0.2)] {
+            *v += rng.gen_range(-1.0f32..1.0) * 0.01;
         }
         let mut prev = 0.0f32;
-        for i in at(start_s)..at(start_s + 0.06) {
+        for (k, v) in x[at(start_s)..at(start_s + 0.06)].iter_mut().enumerate() {
             let w = rng.gen_range(-1.0f32..1.0);
-            let rise = (i - at(start_s)) as f32 / at(0.06) as f32;
-            x[i] += (w - prev) * 0.02 * rise.sqrt();
+            let rise = k as f32 / at(0.06) as f32;
+            *v += (w - prev) * 0.02 * rise.sqrt();
             prev = w;
         }
-        for i in at(start_s + 0.06)..n {
+        for (i, v) in x.iter_mut().enumerate().skip(at(start_s + 0.06)) {
             let t = i as f32 / RATE as f32;
-            x[i] += (1..8)
+            *v += (1..8)
                 .map(|h| (2.0 * std::f32::consts::PI * 150.0 * h as f32 * t).sin() / h as f32)
                 .sum::<f32>()
                 * 0.1;

@@ -473,10 +473,12 @@ pub fn analyze(
     let before_frames_s = started.elapsed().as_secs_f64();
     let p_layout_wall_s = p.layout_wall_s;
     let summary = judge::run(
-        p.reader,
-        &p.measured,
-        p.map,
-        p.readings,
+        judge::Refereed {
+            reader: p.reader,
+            measured: &p.measured,
+            map: p.map,
+            readings: p.readings,
+        },
         source,
         Some(namer),
         &RunOptions {
@@ -805,10 +807,12 @@ pub fn live(args: &LiveArgs, out: &mut dyn Write) -> Result<()> {
     };
     let namer = crate::detect::naming::Namer::new().map_err(detect_error)?;
     judge::run(
-        reader,
-        &measured,
-        map,
-        Vec::new(),
+        judge::Refereed {
+            reader,
+            measured: &measured,
+            map,
+            readings: Vec::new(),
+        },
         source,
         Some(namer),
         &opts,

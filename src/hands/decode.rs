@@ -136,9 +136,13 @@ fn peaks(m: &Maps, c: usize, min_p: f32) -> Vec<(usize, usize, f32)> {
     out
 }
 
-/// The hands as regions of the hand mask: each region's cell labels (1-based in `labels`), bounding box
-/// and cell count, largest first.
-fn hand_regions(mask: &[f32]) -> Result<(Mat, Vec<(i32, Rect, i32)>), HandsError> {
+/// A region of the hand mask: its label (1-based in the labels image), bounding box and
+/// cell count.
+type MaskRegion = (i32, Rect, i32);
+
+/// The hands as regions of the hand mask: the labels image and each region, largest
+/// first.
+fn hand_regions(mask: &[f32]) -> Result<(Mat, Vec<MaskRegion>), HandsError> {
     let mut bin = Mat::new_rows_cols_with_default(
         OUT_H_CELLS as i32,
         OUT_W_CELLS as i32,

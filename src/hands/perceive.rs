@@ -764,7 +764,7 @@ impl Perceiver {
 
     /// Events for the changes between two consecutive runs.
     fn events_between(&mut self, a: &Sample, b: &Sample, out: &mut Vec<Event>) {
-        for s in 0..4 {
+        for (s, &(player, hand)) in SLOTS.iter().enumerate() {
             let Some(o) = b.slot(s) else {
                 // Unseen: its last known state stands. A change it showed is confirmed by
                 // the next run that sees it; one that stays unseen for longer than
@@ -787,7 +787,6 @@ impl Perceiver {
                 }
                 continue;
             };
-            let (player, hand) = SLOTS[s];
             let st = self.slots[s].clone();
             // The previous sight of this hand: the frame before, or earlier when it was
             // hidden in between.

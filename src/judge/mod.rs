@@ -281,13 +281,24 @@ pub fn check_readings(
     Ok(())
 }
 
+/// What `run` referees: the frames, the layout measured on them and its field map, and
+/// the readings known before the first frame.
+pub struct Refereed<'a> {
+    pub reader: VideoReader,
+    pub measured: &'a MeasuredLayout,
+    pub map: FieldMap,
+    pub readings: Vec<Reading>,
+}
+
 /// Referees a recording: frames from `reader`, cards from `measured` (mapped by `map`),
 /// hands from `hands` (or none), readings ruled into `out` as their windows close.
 pub fn run(
-    reader: VideoReader,
-    measured: &MeasuredLayout,
-    map: FieldMap,
-    readings: Vec<Reading>,
+    Refereed {
+        reader,
+        measured,
+        map,
+        readings,
+    }: Refereed,
     mut hands: Option<Box<dyn HandSource>>,
     namer: Option<crate::detect::naming::Namer>,
     opts: &RunOptions,
@@ -812,7 +823,7 @@ mod tests {
             let mut h = Noting::default();
             let send = |f: usize| {
                 // Cards change on even frames only; odd frames say "unchanged".
-                let _ = tx.send((f, (f % 2 == 0).then(|| places(f as u8 + 1))));
+                let _ = tx.send((f, f.is_multiple_of(2).then(|| places(f as u8 + 1))));
             };
             if ahead {
                 (0..12).for_each(send);
