@@ -4,11 +4,11 @@
 //! measured `image_to_field`, and prints the layout check; both are scored against the
 //! simulator's truth, kept elsewhere.
 
-use karuta_referee::field::map::apply_h;
 use karuta_referee::field::{check_layout, Calibration};
 use karuta_referee::rules::model::{FieldSize, Layout};
 use karuta_referee::rules::parse::parse_layout;
 use karuta_referee::sim::{simulate, Preset, SimOptions};
+use karuta_referee::util::{apply_homography, matrix_from_rows};
 use serde::Deserialize;
 use std::path::PathBuf;
 use std::process::Command;
@@ -137,11 +137,12 @@ fn layout_command_measures_a_bare_recording() {
     assert_eq!(cal.camera_matrix, lens.camera_matrix, "the lens is kept");
     let labels = std::fs::read_to_string(sim.join("labels/cards.jsonl")).unwrap();
     let epoch: Epoch = serde_json::from_str(labels.lines().next().unwrap()).unwrap();
+    let image_to_field = matrix_from_rows(&cal.image_to_field);
     let mut map_err = Vec::new();
     for l in &epoch.cards {
         let t = truth.cards.iter().find(|t| t.poem == Some(l.poem)).unwrap();
         let c = l.corners_undist_px.iter().fold([0.0; 2], |a, p| {
-            let f = apply_h(&cal.image_to_field, *p);
+            let f = apply_homography(&image_to_field, *p);
             [a[0] + f[0] / 4.0, a[1] + f[1] / 4.0]
         });
         map_err.push((t.x_mm - c[0]).hypot(t.y_mm - c[1]));

@@ -5,6 +5,7 @@ use karuta_referee::field::charuco::{self, Board, BoardSpec};
 use karuta_referee::field::synth::{self, Camera};
 use karuta_referee::field::{Calibration, Intrinsics};
 use karuta_referee::rules::model::FieldSize;
+use karuta_referee::util::{apply_homography, matrix_from_rows, matrix_to_rows};
 use opencv::core::{Mat, Scalar, Vector};
 use opencv::{core, imgcodecs};
 use std::path::{Path, PathBuf};
@@ -23,7 +24,11 @@ fn spec() -> BoardSpec {
 fn truth() -> Intrinsics {
     Intrinsics {
         image_size: [800, 600],
-        camera_matrix: [[650.0, 0.0, 405.0], [0.0, 650.0, 296.0], [0.0, 0.0, 1.0]],
+        camera_matrix: matrix_from_rows(&[
+            [650.0, 0.0, 405.0],
+            [0.0, 650.0, 296.0],
+            [0.0, 0.0, 1.0],
+        ]),
         dist_coeffs: vec![-0.25, 0.08, 0.0, 0.0, 0.0],
     }
 }
@@ -55,16 +60,17 @@ fn views(n: usize) -> Vec<Mat> {
 fn check_intrinsics(k: &Intrinsics) {
     let t = truth();
     for (i, j) in [(0, 0), (1, 1)] {
-        let rel = (k.camera_matrix[i][j] - t.camera_matrix[i][j]).abs() / t.camera_matrix[i][j];
+        let rel =
+            (k.camera_matrix[(i, j)] - t.camera_matrix[(i, j)]).abs() / t.camera_matrix[(i, j)];
         assert!(rel < 0.01, "focal {:?}", k.camera_matrix);
     }
     assert!(
-        (k.camera_matrix[0][2] - 405.0).abs() < 5.0,
+        (k.camera_matrix[(0, 2)] - 405.0).abs() < 5.0,
         "{:?}",
         k.camera_matrix
     );
     assert!(
-        (k.camera_matrix[1][2] - 296.0).abs() < 5.0,
+        (k.camera_matrix[(1, 2)] - 296.0).abs() < 5.0,
         "{:?}",
         k.camera_matrix
     );
@@ -254,7 +260,7 @@ fn register_command_from_cards_and_a_folding_view_exit_2() {
     let (cam, quads) = field_quads(false);
     let cal = Calibration {
         image_size: [1280, 720],
-        camera_matrix: cam.intrinsics.camera_matrix,
+        camera_matrix: matrix_to_rows(&cam.intrinsics.camera_matrix),
         dist_coeffs: cam.intrinsics.dist_coeffs.clone(),
         image_to_field: [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]],
         reprojection_error_px: None,
@@ -280,7 +286,7 @@ fn register_command_from_cards_and_a_folding_view_exit_2() {
     for p in [[300.0, 200.0], [640.0, 360.0], [1000.0, 600.0]] {
         let got = map.point_to_field(p).unwrap();
         let und = cam.intrinsics.undistort_px(&[p]).unwrap()[0];
-        let want = karuta_referee::field::map::apply_h(&truth_h, und);
+        let want = apply_homography(&truth_h, und);
         assert!(
             (got.x_mm - want[0]).hypot(got.y_mm - want[1]) < 2.0,
             "{got:?} vs {want:?}"
@@ -318,8 +324,8 @@ fn register_command_from_markers() {
     let c: Calibration = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
     let truth = cam.image_to_field().unwrap();
     for p in [[200.0, 150.0], [1100.0, 600.0]] {
-        let a = karuta_referee::field::map::apply_h(&c.image_to_field, p);
-        let b = karuta_referee::field::map::apply_h(&truth, p);
+        let a = apply_homography(&matrix_from_rows(&c.image_to_field), p);
+        let b = apply_homography(&truth, p);
         assert!((a[0] - b[0]).hypot(a[1] - b[1]) < 2.0, "{a:?} vs {b:?}");
     }
     // A frame without markers: one line, exit 2.

@@ -2,13 +2,13 @@
 //! a shaken camera with hands moving over the field.
 
 use karuta_referee::field::drift::DRIFT_INTERVAL_S;
-use karuta_referee::field::map::apply_h;
 use karuta_referee::field::synth::{self, Camera};
 use karuta_referee::field::{
     register_from_markers, DriftTracker, FieldError, FieldMap, Registration,
 };
 use karuta_referee::rules::geometry::Pt;
 use karuta_referee::rules::model::FieldSize;
+use karuta_referee::util::apply_homography;
 
 fn truth_registration(cam: &Camera) -> Registration {
     Registration {
@@ -32,7 +32,7 @@ fn worst_error_mm(reg: &Registration, cam: &Camera) -> f64 {
     let mut worst: f64 = 0.0;
     for x in [-420.0, -200.0, 0.0, 200.0, 420.0] {
         for y in [-250.0, -100.0, 0.0, 100.0, 250.0] {
-            let px = apply_h(&f2i, [x, y]);
+            let px = apply_homography(&f2i, [x, y]);
             let p = reg.map.point_to_field(px).unwrap();
             worst = worst.max((p.x_mm - x).hypot(p.y_mm - y));
         }

@@ -186,8 +186,9 @@ struct FrameTruth {
 /// the field better than the uncorrected one, to about a millimetre.
 #[test]
 fn sim_hard_camera_shake_is_followed_by_the_drift_tracker() {
-    use karuta_referee::field::map::{apply_h, mat3_inv};
     use karuta_referee::field::{DriftTracker, FieldMap, Registration};
+    use karuta_referee::util::{apply_homography, matrix_from_rows};
+    use nalgebra::Matrix3;
     use opencv::prelude::*;
     use opencv::{core::Mat, videoio};
 
@@ -199,10 +200,10 @@ fn sim_hard_camera_shake_is_followed_by_the_drift_tracker() {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    let f2i = |i: usize| truth[i].field_to_image.expect("hard preset shakes");
-    let reg_for = |h_f2i: [[f64; 3]; 3]| Registration {
+    let f2i = |i: usize| matrix_from_rows(&truth[i].field_to_image.expect("hard preset shakes"));
+    let reg_for = |h_f2i: Matrix3<f64>| Registration {
         map: FieldMap::new(
-            mat3_inv(&h_f2i).unwrap(),
+            h_f2i.try_inverse().unwrap(),
             Some(intr.clone()),
             FieldSize::default(),
             cal.image_size,
@@ -217,8 +218,8 @@ fn sim_hard_camera_shake_is_followed_by_the_drift_tracker() {
         .iter()
         .flat_map(|x| [-230.0, 0.0, 230.0].map(|y| [*x, y]))
         .collect();
-    let worst = |reg: &Registration, h_f2i: &[[f64; 3]; 3]| -> f64 {
-        let und: Vec<[f64; 2]> = grid.iter().map(|p| apply_h(h_f2i, *p)).collect();
+    let worst = |reg: &Registration, h_f2i: &Matrix3<f64>| -> f64 {
+        let und: Vec<[f64; 2]> = grid.iter().map(|p| apply_homography(h_f2i, *p)).collect();
         let raw = intr.distort_px(&und).unwrap();
         let mm = reg.to_field(&raw).unwrap();
         mm.iter()

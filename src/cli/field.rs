@@ -7,6 +7,7 @@ use crate::field::charuco::{self, Board, BoardSpec, MAX_VIDEO_VIEWS};
 use crate::field::{self, Calibration, CardQuad, FieldError, Intrinsics, Registration};
 use crate::rules::model::FieldSize;
 use crate::rules::InputError;
+use crate::util::matrix_to_rows;
 use anyhow::{Context, Result};
 use opencv::core::{Mat, Vector};
 use opencv::imgcodecs;
@@ -165,7 +166,7 @@ pub fn calibrate(board: &Path, views: Views, out_path: &Path, out: &mut dyn Writ
     // until then the image-to-field map is the identity.
     let c = Calibration {
         image_size: k.image_size,
-        camera_matrix: k.camera_matrix,
+        camera_matrix: matrix_to_rows(&k.camera_matrix),
         dist_coeffs: k.dist_coeffs.clone(),
         image_to_field: [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]],
         reprojection_error_px: Some(cal.reprojection_error_px),
@@ -177,10 +178,10 @@ pub fn calibrate(board: &Path, views: Views, out_path: &Path, out: &mut dyn Writ
         cal.views_used,
         cal.frames_read,
         cal.reprojection_error_px,
-        k.camera_matrix[0][0],
-        k.camera_matrix[1][1],
-        k.camera_matrix[0][2],
-        k.camera_matrix[1][2],
+        k.camera_matrix[(0, 0)],
+        k.camera_matrix[(1, 1)],
+        k.camera_matrix[(0, 2)],
+        k.camera_matrix[(1, 2)],
         k.dist_coeffs.iter().map(|v| (v * 1e4).round() / 1e4).collect::<Vec<_>>(),
     )?;
     writeln!(
@@ -254,7 +255,7 @@ pub fn register(
                 c.camera_matrix
             }),
         dist_coeffs: cal.as_ref().map_or(vec![0.0; 5], |c| c.dist_coeffs.clone()),
-        image_to_field: reg.image_to_field(),
+        image_to_field: matrix_to_rows(&reg.image_to_field()),
         reprojection_error_px: cal.as_ref().and_then(|c| c.reprojection_error_px),
     };
     write_json(out_path, &c)?;

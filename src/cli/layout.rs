@@ -12,6 +12,7 @@ use crate::detect::DetectError;
 use crate::field::{self, Calibration, Intrinsics};
 use crate::rules::model::FieldSize;
 use crate::rules::{self, InputError};
+use crate::util::matrix_to_rows;
 use anyhow::{Context, Result};
 use std::io::Write;
 use std::path::Path;
@@ -117,7 +118,7 @@ pub fn layout(dir: &Path, out_dir: Option<&Path>, out: &mut dyn Write) -> Result
                 c.camera_matrix
             }),
         dist_coeffs: cal.as_ref().map_or(vec![0.0; 5], |c| c.dist_coeffs.clone()),
-        image_to_field: m.image_to_field,
+        image_to_field: matrix_to_rows(&m.image_to_field),
         reprojection_error_px: cal.as_ref().and_then(|c| c.reprojection_error_px),
     };
     write_pretty(&out_dir.join("calibration.json"), &calibration)?;

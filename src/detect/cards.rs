@@ -14,6 +14,7 @@
 
 use super::{DetectError, PointPx, QuadPx};
 use crate::util::median;
+use nalgebra::{Matrix3, Vector3};
 use opencv::core::{self, Mat, Point, Point2f, Scalar, Size, Vector};
 use opencv::imgproc;
 use opencv::prelude::*;
@@ -53,6 +54,9 @@ const BORDER_MIN_WIDTH_PX: f64 = 0.5;
 /// How far the step model may move the face edge, px, and the blur it may take.
 const STEP_FACE_RANGE_PX: f64 = 1.0;
 const STEP_SIGMA_PX: (f64, f64) = (0.4, 2.5);
+/// The step model's normal equations with a determinant below this cannot tell the three
+/// levels apart (the two edges, or an edge and the profile's end, coincide).
+const STEP_SINGULAR_DET: f64 = 1e-12;
 /// Tatami profiled beyond the farthest border edge, px, for the model's outside level.
 const BORDER_OUTSIDE_PX: f64 = 3.0;
 /// Face profiled inside its edge for the model's face level: at most this many px, and at
@@ -541,62 +545,27 @@ fn soft_step(x: f64, sigma: f64) -> f64 {
 /// (`soft_step(offset - edge, sigma)` at each offset of `profile`): the levels of each
 /// channel are solved by least squares.
 fn step_residual(s1: &[f64], s2: &[f64], profile: &[[f64; 3]]) -> f64 {
-    let mut ata = [[0.0f64; 3]; 3];
-    let mut atb = [[0.0f64; 3]; 3];
-    let row = |k: usize| [1.0 - s1[k], s1[k] - s2[k], s2[k]];
+    let mut ata = Matrix3::<f64>::zeros();
+    let mut atb = Matrix3::<f64>::zeros();
+    let row = |k: usize| Vector3::new(1.0 - s1[k], s1[k] - s2[k], s2[k]);
     for (k, y) in profile.iter().enumerate() {
         let a = row(k);
-        for r in 0..3 {
-            for c in 0..3 {
-                ata[r][c] += a[r] * a[c];
-                atb[r][c] += a[r] * y[c];
-            }
-        }
+        ata += a * a.transpose();
+        atb += a * Vector3::from(*y).transpose();
     }
-    let Some(inv) = invert3(&ata) else {
+    if ata.determinant().abs() < STEP_SINGULAR_DET {
+        return f64::INFINITY;
+    }
+    let Some(inv) = ata.try_inverse() else {
         return f64::INFINITY;
     };
-    // levels[level][channel]
-    let mut levels = [[0.0f64; 3]; 3];
-    for (l, row) in levels.iter_mut().enumerate() {
-        for (c, v) in row.iter_mut().enumerate() {
-            *v = (0..3).map(|k| inv[l][k] * atb[k][c]).sum();
-        }
-    }
+    // Row `level`, column `channel`.
+    let levels = inv * atb;
     profile
         .iter()
         .enumerate()
-        .map(|(k, y)| {
-            let a = row(k);
-            (0..3)
-                .map(|c| {
-                    let m: f64 = (0..3).map(|l| a[l] * levels[l][c]).sum();
-                    (m - y[c]).powi(2)
-                })
-                .sum::<f64>()
-        })
+        .map(|(k, y)| (levels.transpose() * row(k) - Vector3::from(*y)).norm_squared())
         .sum()
-}
-
-fn invert3(m: &[[f64; 3]; 3]) -> Option<[[f64; 3]; 3]> {
-    let det = m[0][0] * (m[1][1] * m[2][2] - m[1][2] * m[2][1])
-        - m[0][1] * (m[1][0] * m[2][2] - m[1][2] * m[2][0])
-        + m[0][2] * (m[1][0] * m[2][1] - m[1][1] * m[2][0]);
-    if det.abs() < 1e-12 {
-        return None;
-    }
-    let c = |r: usize, k: usize| {
-        let (r0, r1) = ((r + 1) % 3, (r + 2) % 3);
-        let (k0, k1) = ((k + 1) % 3, (k + 2) % 3);
-        m[r0][k0] * m[r1][k1] - m[r0][k1] * m[r1][k0]
-    };
-    let mut inv = [[0.0; 3]; 3];
-    for (r, row) in inv.iter_mut().enumerate() {
-        for (k, v) in row.iter_mut().enumerate() {
-            *v = c(k, r) / det;
-        }
-    }
-    Some(inv)
 }
 
 /// Fits the step model: a coarse grid over the face edge, the border width and the blur,

@@ -8,8 +8,10 @@ use super::naming::{self, CardName, Namer};
 use super::relocate::CardScale;
 use super::still::{self, LayoutFrames};
 use super::{DetectError, QuadPx};
+use crate::field::map::matrix_to_mat;
 use crate::field::{self, CardQuad, Intrinsics};
 use crate::rules::model::{CardPlacement, FieldSize, Layout};
+use nalgebra::Matrix3;
 use opencv::calib3d;
 use opencv::core::Mat;
 use opencv::prelude::*;
@@ -36,7 +38,7 @@ pub struct MeasuredCard {
 pub struct MeasuredLayout {
     pub layout: Layout,
     /// Undistorted pixels -> field mm.
-    pub image_to_field: [[f64; 3]; 3],
+    pub image_to_field: Matrix3<f64>,
     pub cards: Vec<MeasuredCard>,
     /// Cards found in the image but left out by registration (not on the card grid).
     pub rejected: usize,
@@ -176,7 +178,7 @@ pub fn undistort_image(img: &Mat, k: &Intrinsics) -> Result<Mat, DetectError> {
     if !has_distortion(k) {
         return Ok(img.clone());
     }
-    let km = Mat::from_slice_2d(&k.camera_matrix)?;
+    let km = matrix_to_mat(&k.camera_matrix)?;
     let dm = Mat::from_slice(&k.dist_coeffs)?.try_clone()?;
     let mut out = Mat::default();
     calib3d::undistort(img, &mut out, &km, &dm, &km)?;

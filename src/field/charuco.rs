@@ -3,7 +3,7 @@
 //! calibration from board views in a video or a folder of images.
 
 use crate::field::error::FieldError;
-use crate::field::map::Intrinsics;
+use crate::field::map::{matrix_from_mat, Intrinsics};
 use opencv::core::{self, Mat, Point2f, Ptr, Size, Vector};
 use opencv::prelude::*;
 use opencv::{aruco, imgproc};
@@ -215,18 +215,13 @@ pub fn calibrate(
             f64::EPSILON,
         )?,
     )?;
-    let mut camera_matrix = [[0.0; 3]; 3];
-    for (i, row) in camera_matrix.iter_mut().enumerate() {
-        for (j, v) in row.iter_mut().enumerate() {
-            *v = *k.at_2d::<f64>(i as i32, j as i32)?;
-        }
-    }
+    let camera_matrix = matrix_from_mat(&k)?;
     let mut dist = Vec::new();
     let d = d.reshape(1, 1)?;
     for j in 0..d.cols().min(5) {
         dist.push(*d.at_2d::<f64>(0, j)?);
     }
-    if !rms.is_finite() || camera_matrix.iter().flatten().any(|v| !v.is_finite()) {
+    if !rms.is_finite() || camera_matrix.iter().any(|v| !v.is_finite()) {
         return Err(FieldError::Calibration(
             "the calibration did not converge (views too similar?)".into(),
         ));

@@ -6,8 +6,10 @@
 //! Reads gray frames; owns no video I/O. Call it every few frames (see `docs/field.md`).
 
 use crate::field::error::FieldError;
-use crate::field::map::{mat3_inv, mat3_mul, FieldMap};
+use crate::field::map::FieldMap;
 use crate::field::register::Registration;
+use crate::util::apply_homography;
+use nalgebra::Matrix3;
 use opencv::core::{self, Mat, Point2d, Rect, Size, Vector};
 use opencv::prelude::*;
 use opencv::{calib3d, imgproc};
@@ -32,7 +34,7 @@ pub const DRIFT_MIN_TILES: usize = 4;
 #[derive(Debug, Clone, PartialEq)]
 pub struct DriftEstimate {
     /// Reference pixel -> current pixel (full resolution, raw pixels), a similarity.
-    pub transform: [[f64; 3]; 3],
+    pub transform: Matrix3<f64>,
     /// Translation of the image centre, pixels.
     pub shift_px: [f64; 2],
     pub tiles_agreeing: usize,
@@ -138,7 +140,10 @@ impl DriftTracker {
         }
         let keep = |me: &mut Self, n: usize| {
             let est = DriftEstimate {
-                transform: me.last.as_ref().map_or(IDENTITY, |l| l.transform),
+                transform: me
+                    .last
+                    .as_ref()
+                    .map_or_else(Matrix3::identity, |l| l.transform),
                 shift_px: me.last.as_ref().map_or([0.0, 0.0], |l| l.shift_px),
                 tiles_agreeing: n,
                 accepted: false,
@@ -177,15 +182,16 @@ impl DriftTracker {
         if a.empty() || agreeing < DRIFT_MIN_TILES {
             return Ok(keep(self, agreeing));
         }
-        let mut t = IDENTITY;
-        for (i, row) in t.iter_mut().take(2).enumerate() {
-            for (j, v) in row.iter_mut().enumerate() {
-                *v = *a.at_2d::<f64>(i as i32, j as i32)?;
+        let mut t = Matrix3::identity();
+        for i in 0..2 {
+            for j in 0..3 {
+                t[(i, j)] = *a.at_2d::<f64>(i as i32, j as i32)?;
             }
         }
-        let inv =
-            mat3_inv(&t).ok_or_else(|| FieldError::Frame("drift transform is singular".into()))?;
-        let h = mat3_mul(&self.reference.map.image_to_field, &inv);
+        let inv = t
+            .try_inverse()
+            .ok_or_else(|| FieldError::Frame("drift transform is singular".into()))?;
+        let h = self.reference.map.image_to_field * inv;
         let [w, hgt] = [self.size.width as u32, self.size.height as u32];
         let map = FieldMap::new(
             h,
@@ -198,7 +204,7 @@ impl DriftTracker {
             ..self.reference.clone()
         };
         let c = [w as f64 / 2.0, hgt as f64 / 2.0];
-        let moved = crate::field::map::apply_h(&t, c);
+        let moved = apply_homography(&t, c);
         let est = DriftEstimate {
             transform: t,
             shift_px: [moved[0] - c[0], moved[1] - c[1]],
@@ -209,5 +215,3 @@ impl DriftTracker {
         Ok(est)
     }
 }
-
-const IDENTITY: [[f64; 3]; 3] = [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]];

@@ -6,6 +6,8 @@ use crate::field::calibration::Calibration;
 use crate::field::error::FieldError;
 use crate::rules::geometry::{convex_intersects_rect, FieldGeometry, Pt};
 use crate::rules::model::{FieldSize, Player};
+use crate::util::{apply_homography, matrix_from_rows, matrix_to_rows};
+use nalgebra::Matrix3;
 use opencv::core::{self, Mat, Point2f, Point3d, Vector};
 use opencv::prelude::*;
 use opencv::{calib3d, imgproc};
@@ -17,7 +19,7 @@ const DEGENERATE_DET: f64 = 1e-12;
 #[derive(Debug, Clone, PartialEq)]
 pub struct Intrinsics {
     pub image_size: [u32; 2],
-    pub camera_matrix: [[f64; 3]; 3],
+    pub camera_matrix: Matrix3<f64>,
     /// OpenCV order: k1, k2, p1, p2, k3.
     pub dist_coeffs: Vec<f64>,
 }
@@ -26,13 +28,13 @@ impl Intrinsics {
     pub fn from_calibration(c: &Calibration) -> Self {
         Intrinsics {
             image_size: c.image_size,
-            camera_matrix: c.camera_matrix,
+            camera_matrix: matrix_from_rows(&c.camera_matrix),
             dist_coeffs: c.dist_coeffs.clone(),
         }
     }
 
     fn k_mat(&self) -> Result<Mat, FieldError> {
-        Ok(Mat::from_slice_2d(&self.camera_matrix)?)
+        Ok(matrix_to_mat(&self.camera_matrix)?)
     }
 
     fn d_mat(&self) -> Result<Mat, FieldError> {
@@ -60,7 +62,13 @@ impl Intrinsics {
         let k = &self.camera_matrix;
         let obj: Vector<Point3d> = pts
             .iter()
-            .map(|p| Point3d::new((p[0] - k[0][2]) / k[0][0], (p[1] - k[1][2]) / k[1][1], 1.0))
+            .map(|p| {
+                Point3d::new(
+                    (p[0] - k[(0, 2)]) / k[(0, 0)],
+                    (p[1] - k[(1, 2)]) / k[(1, 1)],
+                    1.0,
+                )
+            })
             .collect();
         let zero = Mat::from_slice(&[0.0f64, 0.0, 0.0])?.try_clone()?;
         let mut out: Vector<core::Point2d> = Vector::new();
@@ -78,65 +86,34 @@ impl Intrinsics {
     }
 }
 
-/// A 3x3 homography applied to a point (homogeneous divide).
-pub fn apply_h(h: &[[f64; 3]; 3], p: [f64; 2]) -> [f64; 2] {
-    let w = h[2][0] * p[0] + h[2][1] * p[1] + h[2][2];
-    [
-        (h[0][0] * p[0] + h[0][1] * p[1] + h[0][2]) / w,
-        (h[1][0] * p[0] + h[1][1] * p[1] + h[1][2]) / w,
-    ]
-}
-
-pub fn mat3_mul(a: &[[f64; 3]; 3], b: &[[f64; 3]; 3]) -> [[f64; 3]; 3] {
-    let mut r = [[0.0; 3]; 3];
-    for (i, row) in r.iter_mut().enumerate() {
-        for (j, v) in row.iter_mut().enumerate() {
-            *v = (0..3).map(|k| a[i][k] * b[k][j]).sum();
-        }
-    }
-    r
-}
-
-pub fn mat3_det(m: &[[f64; 3]; 3]) -> f64 {
-    m[0][0] * (m[1][1] * m[2][2] - m[1][2] * m[2][1])
-        - m[0][1] * (m[1][0] * m[2][2] - m[1][2] * m[2][0])
-        + m[0][2] * (m[1][0] * m[2][1] - m[1][1] * m[2][0])
-}
-
-/// Inverse through OpenCV (`cv::invert`, LU); `None` when singular.
-pub fn mat3_inv(m: &[[f64; 3]; 3]) -> Option<[[f64; 3]; 3]> {
-    let src = Mat::from_slice_2d(m).ok()?;
-    let mut dst = Mat::default();
-    let ok = core::invert(&src, &mut dst, core::DECOMP_LU).ok()?;
-    if ok == 0.0 {
-        return None;
-    }
-    mat_to_h(&dst).ok()
-}
-
-/// A 3x3 CV_64F Mat into an array.
-pub fn mat_to_h(m: &Mat) -> Result<[[f64; 3]; 3], FieldError> {
+/// A 3x3 CV_64F Mat (a fitted homography, a rotation) as a matrix.
+pub fn matrix_from_mat(m: &Mat) -> Result<Matrix3<f64>, FieldError> {
     if m.rows() != 3 || m.cols() != 3 {
         return Err(FieldError::BadHomography(
             "no homography could be fitted".into(),
         ));
     }
-    let mut h = [[0.0; 3]; 3];
-    for (i, row) in h.iter_mut().enumerate() {
-        for (j, v) in row.iter_mut().enumerate() {
-            *v = *m.at_2d::<f64>(i as i32, j as i32)?;
+    let mut h = Matrix3::zeros();
+    for i in 0..3 {
+        for j in 0..3 {
+            h[(i, j)] = *m.at_2d::<f64>(i as i32, j as i32)?;
         }
     }
     Ok(h)
+}
+
+/// A matrix as the 3x3 CV_64F Mat OpenCV's calls take.
+pub fn matrix_to_mat(m: &Matrix3<f64>) -> opencv::Result<Mat> {
+    Mat::from_slice_2d(&matrix_to_rows(m))
 }
 
 /// The mapping between an image and the field frame.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FieldMap {
     /// Undistorted pixels (homogeneous) -> field mm.
-    pub image_to_field: [[f64; 3]; 3],
+    pub image_to_field: Matrix3<f64>,
     /// Field mm -> undistorted pixels.
-    pub field_to_image: [[f64; 3]; 3],
+    pub field_to_image: Matrix3<f64>,
     /// `None`: the image has no lens distortion (or it was removed upstream).
     pub intrinsics: Option<Intrinsics>,
     /// The field's sizes, nominal or measured; the mm-side questions use them.
@@ -146,13 +123,14 @@ pub struct FieldMap {
 impl FieldMap {
     /// Builds a map and checks that the homography is usable over `image_size_px`.
     pub fn new(
-        image_to_field: [[f64; 3]; 3],
+        image_to_field: Matrix3<f64>,
         intrinsics: Option<Intrinsics>,
         field: FieldSize,
         image_size_px: [u32; 2],
     ) -> Result<Self, FieldError> {
         check_homography(&image_to_field, &field, image_size_px)?;
-        let field_to_image = mat3_inv(&image_to_field)
+        let field_to_image = image_to_field
+            .try_inverse()
             .ok_or_else(|| FieldError::BadHomography("it is singular".into()))?;
         Ok(FieldMap {
             image_to_field,
@@ -165,7 +143,7 @@ impl FieldMap {
     /// From `calibration.json`, with the field's sizes.
     pub fn from_calibration(c: &Calibration, field: FieldSize) -> Result<Self, FieldError> {
         FieldMap::new(
-            c.image_to_field,
+            matrix_from_rows(&c.image_to_field),
             Some(Intrinsics::from_calibration(c)),
             field,
             c.image_size,
@@ -185,7 +163,7 @@ impl FieldMap {
         Ok(und
             .into_iter()
             .map(|p| {
-                let q = apply_h(&self.image_to_field, p);
+                let q = apply_homography(&self.image_to_field, p);
                 Pt::new(q[0], q[1])
             })
             .collect())
@@ -199,7 +177,7 @@ impl FieldMap {
     pub fn to_image(&self, pts: &[Pt]) -> Result<Vec<[f64; 2]>, FieldError> {
         let und: Vec<[f64; 2]> = pts
             .iter()
-            .map(|p| apply_h(&self.field_to_image, [p.x_mm, p.y_mm]))
+            .map(|p| apply_homography(&self.field_to_image, [p.x_mm, p.y_mm]))
             .collect();
         match &self.intrinsics {
             Some(k) => k.distort_px(&und),
@@ -259,27 +237,21 @@ fn polygon_intersects_area(poly: &[Pt], g: &FieldGeometry) -> bool {
 /// non-degenerate quadrilateral in the field, and the field back into a convex quadrilateral
 /// in front of the camera. Otherwise the mapping folds and any ruling on it would be wrong.
 pub fn check_homography(
-    h: &[[f64; 3]; 3],
+    h: &Matrix3<f64>,
     field: &FieldSize,
     image_size_px: [u32; 2],
 ) -> Result<(), FieldError> {
-    if h.iter().flatten().any(|v| !v.is_finite()) {
+    if h.iter().any(|v| !v.is_finite()) {
         return Err(FieldError::BadHomography("it is not finite".into()));
     }
-    let det = mat3_det(h);
-    if det.abs()
-        < DEGENERATE_DET
-            * h.iter()
-                .flatten()
-                .map(|v| v.abs())
-                .fold(0.0, f64::max)
-                .powi(3)
-    {
+    if h.determinant().abs() < DEGENERATE_DET * h.amax().powi(3) {
         return Err(FieldError::BadHomography(
             "it is degenerate (collapses the image to a line)".into(),
         ));
     }
-    let inv = mat3_inv(h).ok_or_else(|| FieldError::BadHomography("it is singular".into()))?;
+    let inv = h
+        .try_inverse()
+        .ok_or_else(|| FieldError::BadHomography("it is singular".into()))?;
     // The playing area's corners must map in front of the camera (w > 0) and turn the way a
     // real view turns them: the field frame is counter-clockwise seen from above (x to A's
     // right, y towards B) and pixels have y down, so under any real camera pose the mapped
@@ -289,13 +261,13 @@ pub fn check_homography(
     let area = g.playing_area().corners();
     let mut img = Vec::new();
     for c in area {
-        let w = inv[2][0] * c.x_mm + inv[2][1] * c.y_mm + inv[2][2];
+        let w = inv[(2, 0)] * c.x_mm + inv[(2, 1)] * c.y_mm + inv[(2, 2)];
         if w <= 0.0 {
             return Err(FieldError::BadHomography(
                 "part of the field maps behind the camera".into(),
             ));
         }
-        img.push(apply_h(&inv, [c.x_mm, c.y_mm]));
+        img.push(apply_homography(&inv, [c.x_mm, c.y_mm]));
     }
     match convex_turns(&img) {
         Some(s) if s < 0.0 => {}
@@ -313,14 +285,14 @@ pub fn check_homography(
     let [w, hgt] = image_size_px.map(|v| v as f64);
     let frame = [[0.0, 0.0], [w, 0.0], [w, hgt], [0.0, hgt]];
     for p in frame {
-        let wh = h[2][0] * p[0] + h[2][1] * p[1] + h[2][2];
+        let wh = h[(2, 0)] * p[0] + h[(2, 1)] * p[1] + h[(2, 2)];
         if wh <= 0.0 {
             return Err(FieldError::BadHomography(
                 "the image's horizon crosses the frame (the view is folded)".into(),
             ));
         }
     }
-    let mapped: Vec<[f64; 2]> = frame.iter().map(|p| apply_h(h, *p)).collect();
+    let mapped: Vec<[f64; 2]> = frame.iter().map(|p| apply_homography(h, *p)).collect();
     if convex_turns(&mapped).is_none() {
         return Err(FieldError::BadHomography(
             "the image maps to a folded (non-convex) quadrilateral".into(),

@@ -12,10 +12,11 @@
 //! The field sizes passed in are the ones the markers were laid to.
 
 use crate::field::error::FieldError;
-use crate::field::map::{mat_to_h, FieldMap, Intrinsics};
+use crate::field::map::{matrix_from_mat, FieldMap, Intrinsics};
 use crate::field::register::Registration;
 use crate::rules::geometry::FieldGeometry;
 use crate::rules::model::FieldSize;
+use crate::util::apply_homography;
 use opencv::core::{Mat, Point2d, Point2f, Vector};
 use opencv::prelude::*;
 use opencv::{aruco, calib3d};
@@ -89,13 +90,13 @@ pub fn register_from_markers(
     let dst: Vector<Point2d> = mm.iter().map(|p| Point2d::new(p[0], p[1])).collect();
     let mut mask = Mat::default();
     let h = calib3d::find_homography(&src, &dst, &mut mask, calib3d::RANSAC, MARKER_RANSAC_MM)?;
-    let h = mat_to_h(&h)?;
+    let h = matrix_from_mat(&h)?;
     let size = [frame.cols() as u32, frame.rows() as u32];
     let map = FieldMap::new(h, intrinsics.cloned(), field.clone(), size)?;
     let (mut ss, mut n) = (0.0, 0usize);
     for (j, (p, f)) in und.iter().zip(&mm).enumerate() {
         if *mask.at::<u8>(j as i32)? != 0 {
-            let q = crate::field::map::apply_h(&map.image_to_field, *p);
+            let q = apply_homography(&map.image_to_field, *p);
             ss += (q[0] - f[0]).powi(2) + (q[1] - f[1]).powi(2);
             n += 1;
         }

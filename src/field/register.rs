@@ -15,11 +15,12 @@
 
 use crate::field::calibration::CardQuad;
 use crate::field::error::FieldError;
-use crate::field::map::{apply_h, mat3_mul, mat_to_h, FieldMap, Intrinsics};
+use crate::field::map::{matrix_from_mat, FieldMap, Intrinsics};
 use crate::rules::geometry::Pt;
 use crate::rules::model::FieldSize;
+use crate::util::{apply_homography, matrix_from_rows};
 use levenberg_marquardt::{LeastSquaresProblem, LevenbergMarquardt};
-use nalgebra::{ArrayStorage, DVector, Dyn, OMatrix, SVector, VecStorage, U1, U8};
+use nalgebra::{ArrayStorage, DVector, Dyn, Matrix3, OMatrix, SVector, VecStorage, U1, U8};
 use opencv::calib3d;
 use opencv::core::{Mat, Point2d, Vector};
 use opencv::prelude::*;
@@ -76,7 +77,7 @@ impl Registration {
     pub fn to_image(&self, pts: &[Pt]) -> Result<Vec<[f64; 2]>, FieldError> {
         self.map.to_image(pts)
     }
-    pub fn image_to_field(&self) -> [[f64; 3]; 3] {
+    pub fn image_to_field(&self) -> Matrix3<f64> {
         self.map.image_to_field
     }
 }
@@ -246,16 +247,16 @@ pub fn register_from_cards(
     }
     // RANSAC's mask comes from its best minimal sample; judge the corners again against the
     // refined model and refit on those that agree (least squares, then refinement).
-    let agree = |h: &[[f64; 3]; 3]| -> Vec<bool> {
+    let agree = |h: &Matrix3<f64>| -> Vec<bool> {
         src.iter()
             .zip(dst.iter())
             .map(|(s, d)| {
-                let q = apply_h(h, [s.x, s.y]);
+                let q = apply_homography(h, [s.x, s.y]);
                 (q[0] - d.x).hypot(q[1] - d.y) <= RANSAC_THRESHOLD_MM
             })
             .collect()
     };
-    let mut good = agree(&normalise(mat_to_h(&h_mat)?));
+    let mut good = agree(&normalise(matrix_from_mat(&h_mat)?));
     let (s_in, d_in): (Vector<Point2d>, Vector<Point2d>) = src
         .iter()
         .zip(dst.iter())
@@ -263,11 +264,11 @@ pub fn register_from_cards(
         .filter(|(_, g)| **g)
         .map(|(p, _)| p)
         .unzip();
-    let mut h_r = normalise(mat_to_h(&h_mat)?);
+    let mut h_r = normalise(matrix_from_mat(&h_mat)?);
     if s_in.len() >= 4 * MIN_CARDS {
         let refit = calib3d::find_homography(&s_in, &d_in, &mut Mat::default(), 0, 0.0)?;
         if !refit.empty() {
-            h_r = normalise(mat_to_h(&refit)?);
+            h_r = normalise(matrix_from_mat(&refit)?);
             good = agree(&h_r);
         }
     }
@@ -352,14 +353,14 @@ fn signed_area(c: &[[f64; 2]; 4]) -> f64 {
         / 2.0
 }
 
-fn map_quad(h: &[[f64; 3]; 3], c: &[[f64; 2]; 4]) -> [[f64; 2]; 4] {
-    c.map(|p| apply_h(h, p))
+fn map_quad(h: &Matrix3<f64>, c: &[[f64; 2]; 4]) -> [[f64; 2]; 4] {
+    c.map(|p| apply_homography(h, p))
 }
 
-fn normalise(h: [[f64; 3]; 3]) -> [[f64; 3]; 3] {
-    let s = h[2][2];
+fn normalise(h: Matrix3<f64>) -> Matrix3<f64> {
+    let s = h[(2, 2)];
     if s.abs() > f64::EPSILON {
-        h.map(|r| r.map(|v| v / s))
+        h / s
     } else {
         h
     }
@@ -382,7 +383,7 @@ fn initial_similarity(
     cards: &[[[f64; 2]; 4]],
     finite: &[bool],
     tpl: &[[f64; 2]; 4],
-) -> Result<[[f64; 3]; 3], FieldError> {
+) -> Result<Matrix3<f64>, FieldError> {
     let mut scales = Vec::new();
     let mut angles = Vec::new();
     let (mut sx, mut sy, mut n) = (0.0, 0.0, 0.0);
@@ -441,22 +442,22 @@ fn initial_similarity(
     let (s, c) = (-rot).sin_cos();
     let (mx, my) = (sx / n, sy / n);
     // p_mm = scale * R(-rot) * ([u, -v] - [mx, my])
-    let h = [
+    let h = matrix_from_rows(&[
         [scale * c, scale * s, -scale * (c * mx - s * my)],
         [scale * s, -scale * c, -scale * (s * mx + c * my)],
         [0.0, 0.0, 1.0],
-    ];
+    ]);
     Ok(face_a_to_image_bottom(h))
 }
 
 /// The layout looks the same turned by a half turn; which side is A is a convention: A is
 /// the player at the bottom of the image (or, for a field lying sideways, at the left).
-fn face_a_to_image_bottom(h: [[f64; 3]; 3]) -> [[f64; 3]; 3] {
-    let Some(inv) = crate::field::map::mat3_inv(&h) else {
+fn face_a_to_image_bottom(mut h: Matrix3<f64>) -> Matrix3<f64> {
+    let Some(inv) = h.try_inverse() else {
         return h;
     };
-    let o = apply_h(&inv, [0.0, 0.0]);
-    let up = apply_h(&inv, [0.0, 100.0]);
+    let o = apply_homography(&inv, [0.0, 0.0]);
+    let up = apply_homography(&inv, [0.0, 100.0]);
     let (du, dv) = (up[0] - o[0], up[1] - o[1]);
     let flip = if dv.abs() >= du.abs() {
         dv > 0.0
@@ -464,16 +465,15 @@ fn face_a_to_image_bottom(h: [[f64; 3]; 3]) -> [[f64; 3]; 3] {
         du < 0.0
     };
     if flip {
-        [h[0].map(|v| -v), h[1].map(|v| -v), h[2]]
-    } else {
-        h
+        h.fixed_rows_mut::<2>(0).neg_mut();
     }
+    h
 }
 
 /// Residuals of every card against its best rigid rectangle, cards over the outlier
 /// limit dropped; `keep` records which cards were used.
 fn residuals(
-    h: &[[f64; 3]; 3],
+    h: &Matrix3<f64>,
     cards: &[[[f64; 2]; 4]],
     keep: &[bool],
     tpl: &[[f64; 2]; 4],
@@ -499,13 +499,13 @@ type Vector8 = SVector<f64, 8>;
 /// centring and scaling the image points and G's first two rows divided by `mm_scale`.
 #[derive(Clone, Copy)]
 struct HomographyParams {
-    norm: [[f64; 3]; 3],
-    norm_inv: [[f64; 3]; 3],
+    norm: Matrix3<f64>,
+    norm_inv: Matrix3<f64>,
     mm_scale: f64,
 }
 
 impl HomographyParams {
-    fn new(cards: &[[[f64; 2]; 4]], finite: &[bool], h0: &[[f64; 3]; 3]) -> Self {
+    fn new(cards: &[[[f64; 2]; 4]], finite: &[bool], h0: &Matrix3<f64>) -> Self {
         let pts: Vec<[f64; 2]> = cards
             .iter()
             .zip(finite)
@@ -521,14 +521,14 @@ impl HomographyParams {
             .iter()
             .map(|p| (p[0] - mx).abs().max((p[1] - my).abs()))
             .fold(1.0, f64::max);
-        let norm_inv = [[sc, 0.0, mx], [0.0, sc, my], [0.0, 0.0, 1.0]];
-        let norm = [
+        let norm_inv = matrix_from_rows(&[[sc, 0.0, mx], [0.0, sc, my], [0.0, 0.0, 1.0]]);
+        let norm = matrix_from_rows(&[
             [1.0 / sc, 0.0, -mx / sc],
             [0.0, 1.0 / sc, -my / sc],
             [0.0, 0.0, 1.0],
-        ];
-        let g0 = normalise(mat3_mul(h0, &norm_inv));
-        let mm_scale = g0[0][0].abs().max(g0[0][1].abs()).max(1e-9);
+        ]);
+        let g0 = normalise(h0 * norm_inv);
+        let mm_scale = g0[(0, 0)].abs().max(g0[(0, 1)].abs()).max(1e-9);
         HomographyParams {
             norm,
             norm_inv,
@@ -536,29 +536,29 @@ impl HomographyParams {
         }
     }
 
-    fn params_of(&self, h: &[[f64; 3]; 3]) -> Vector8 {
-        let g = normalise(mat3_mul(h, &self.norm_inv));
+    fn params_of(&self, h: &Matrix3<f64>) -> Vector8 {
+        let g = normalise(h * self.norm_inv);
         let s = self.mm_scale;
         Vector8::from([
-            g[0][0] / s,
-            g[0][1] / s,
-            g[0][2] / s,
-            g[1][0] / s,
-            g[1][1] / s,
-            g[1][2] / s,
-            g[2][0],
-            g[2][1],
+            g[(0, 0)] / s,
+            g[(0, 1)] / s,
+            g[(0, 2)] / s,
+            g[(1, 0)] / s,
+            g[(1, 1)] / s,
+            g[(1, 2)] / s,
+            g[(2, 0)],
+            g[(2, 1)],
         ])
     }
 
-    fn homography_of(&self, p: &Vector8) -> [[f64; 3]; 3] {
+    fn homography_of(&self, p: &Vector8) -> Matrix3<f64> {
         let s = self.mm_scale;
-        let g = [
+        let g = matrix_from_rows(&[
             [p[0] * s, p[1] * s, p[2] * s],
             [p[3] * s, p[4] * s, p[5] * s],
             [p[6], p[7], 1.0],
-        ];
-        mat3_mul(&g, &self.norm)
+        ]);
+        g * self.norm
     }
 }
 
@@ -623,12 +623,12 @@ impl LeastSquaresProblem<f64, Dyn, U8> for CardRectangles<'_> {
 /// that leave every card's shape alone (field rotation and translation) are free
 /// directions of the problem; `fix_gauge` fixes the frame afterwards.
 fn refine_lm(
-    h0: [[f64; 3]; 3],
+    h0: Matrix3<f64>,
     cards: &[[[f64; 2]; 4]],
     finite: &[bool],
     tpl: &[[f64; 2]; 4],
     outlier_mm: f64,
-) -> [[f64; 3]; 3] {
+) -> Matrix3<f64> {
     let frame = HomographyParams::new(cards, finite, &h0);
     let mut h = h0;
     let mut keep: Vec<bool> = Vec::new();
@@ -659,7 +659,7 @@ fn refine_lm(
         };
         let (solved, report) = LevenbergMarquardt::new().minimize(problem);
         let h1 = normalise(frame.homography_of(&solved.params));
-        if h1.iter().flatten().all(|v| v.is_finite()) && report.objective_function.is_finite() {
+        if h1.iter().all(|v| v.is_finite()) && report.objective_function.is_finite() {
             h = h1;
         }
     }
@@ -669,12 +669,12 @@ fn refine_lm(
 /// Rotates and translates the fitted frame onto the contract's field frame and measures the
 /// field's sizes from the cards (see `layout` for what each measurement means).
 fn fix_gauge(
-    h: [[f64; 3]; 3],
+    h: Matrix3<f64>,
     cards: &[[[f64; 2]; 4]],
     ok: &[bool],
     tpl: &[[f64; 2]; 4],
     field: &FieldSize,
-) -> Result<([[f64; 3]; 3], FieldSize), FieldError> {
+) -> Result<(Matrix3<f64>, FieldSize), FieldError> {
     let poses: Vec<(f64, f64, f64)> = cards
         .iter()
         .zip(ok)
@@ -696,11 +696,11 @@ fn fix_gauge(
     let mut angs: Vec<f64> = poses.iter().map(|p| wrap_pi(p.2)).collect();
     angs.sort_by(f64::total_cmp);
     let rot = angs[angs.len() / 2];
-    let turn = |h: &[[f64; 3]; 3], a: f64| -> [[f64; 3]; 3] {
+    let turn = |h: &Matrix3<f64>, a: f64| -> Matrix3<f64> {
         let (s, c) = (-a).sin_cos();
-        mat3_mul(&[[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]], h)
+        matrix_from_rows(&[[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]]) * h
     };
-    let in_mm = |h: &[[f64; 3]; 3]| -> Vec<[[f64; 2]; 4]> {
+    let in_mm = |h: &Matrix3<f64>| -> Vec<[[f64; 2]; 4]> {
         cards
             .iter()
             .zip(ok)
@@ -717,10 +717,10 @@ fn fix_gauge(
     let m = crate::field::layout::measure_quads_mm(&quads_mm, field).ok_or_else(|| {
         FieldError::NotAField("the cards do not fall into two territories".into())
     })?;
-    let t = [
+    let t = matrix_from_rows(&[
         [1.0, 0.0, -m.origin_x_mm],
         [0.0, 1.0, -m.origin_y_mm],
         [0.0, 0.0, 1.0],
-    ];
-    Ok((normalise(mat3_mul(&t, &h1)), m.field))
+    ]);
+    Ok((normalise(t * h1), m.field))
 }

@@ -4,9 +4,11 @@
 
 use crate::field::calibration::CardQuad;
 use crate::field::error::FieldError;
-use crate::field::map::{mat3_inv, mat3_mul, Intrinsics};
+use crate::field::map::{matrix_from_mat, matrix_to_mat, Intrinsics};
 use crate::rules::geometry::{rotated_rect, Pt};
 use crate::rules::model::{FieldSize, Player};
+use crate::util::matrix_from_rows;
+use nalgebra::{Matrix3, Vector3};
 use opencv::core::{self, Mat, Point, Point3d, Scalar, Size, Vector};
 use opencv::prelude::*;
 use opencv::{calib3d, imgproc};
@@ -32,33 +34,25 @@ impl Camera {
         tilt_deg: [f64; 2],
         roll_deg: f64,
     ) -> Result<Self, FieldError> {
-        let k = [
+        let k = matrix_from_rows(&[
             [focal_px, 0.0, image_size[0] as f64 / 2.0],
             [0.0, focal_px, image_size[1] as f64 / 2.0],
             [0.0, 0.0, 1.0],
-        ];
+        ]);
         // Looking down: camera x = field x, camera y = -field y, camera z = -field z.
-        let down = [[1.0, 0.0, 0.0], [0.0, -1.0, 0.0], [0.0, 0.0, -1.0]];
-        let rot = |axis: usize, deg: f64| -> [[f64; 3]; 3] {
+        let down = Matrix3::from_diagonal(&Vector3::new(1.0, -1.0, -1.0));
+        let rot = |axis: usize, deg: f64| -> Matrix3<f64> {
             let (s, c) = deg.to_radians().sin_cos();
-            match axis {
+            matrix_from_rows(&match axis {
                 0 => [[1.0, 0.0, 0.0], [0.0, c, -s], [0.0, s, c]],
                 1 => [[c, 0.0, s], [0.0, 1.0, 0.0], [-s, 0.0, c]],
                 _ => [[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]],
-            }
+            })
         };
-        let r = mat3_mul(
-            &rot(2, roll_deg),
-            &mat3_mul(&rot(1, tilt_deg[1]), &mat3_mul(&rot(0, tilt_deg[0]), &down)),
-        );
+        let r = rot(2, roll_deg) * (rot(1, tilt_deg[1]) * (rot(0, tilt_deg[0]) * down));
         // t = -R C with the camera centre C above the origin.
-        let c = [0.0, 0.0, height_mm];
-        let t = [
-            -(r[0][2] * c[2]) - r[0][0] * c[0] - r[0][1] * c[1],
-            -(r[1][2] * c[2]) - r[1][0] * c[0] - r[1][1] * c[1],
-            -(r[2][2] * c[2]) - r[2][0] * c[0] - r[2][1] * c[1],
-        ];
-        let rm = Mat::from_slice_2d(&r)?;
+        let t = -(r * Vector3::new(0.0, 0.0, height_mm));
+        let rm = matrix_to_mat(&r)?;
         let mut rv = Mat::default();
         calib3d::rodrigues(&rm, &mut rv, &mut core::no_array())?;
         Ok(Camera {
@@ -68,31 +62,28 @@ impl Camera {
                 dist_coeffs,
             },
             rvec: [*rv.at::<f64>(0)?, *rv.at::<f64>(1)?, *rv.at::<f64>(2)?],
-            tvec: t,
+            tvec: t.into(),
         })
     }
 
-    fn rotation(&self) -> Result<[[f64; 3]; 3], FieldError> {
+    fn rotation(&self) -> Result<Matrix3<f64>, FieldError> {
         let rv = Mat::from_slice(&self.rvec)?.try_clone()?;
         let mut rm = Mat::default();
         calib3d::rodrigues(&rv, &mut rm, &mut core::no_array())?;
-        crate::field::map::mat_to_h(&rm)
+        matrix_from_mat(&rm)
     }
 
     /// Field -> undistorted pixels: K [r1 r2 t].
-    pub fn field_to_undistorted(&self) -> Result<[[f64; 3]; 3], FieldError> {
-        let r = self.rotation()?;
-        let m = [
-            [r[0][0], r[0][1], self.tvec[0]],
-            [r[1][0], r[1][1], self.tvec[1]],
-            [r[2][0], r[2][1], self.tvec[2]],
-        ];
-        Ok(mat3_mul(&self.intrinsics.camera_matrix, &m))
+    pub fn field_to_undistorted(&self) -> Result<Matrix3<f64>, FieldError> {
+        let mut m = self.rotation()?;
+        m.set_column(2, &Vector3::from(self.tvec));
+        Ok(self.intrinsics.camera_matrix * m)
     }
 
     /// The true image-to-field homography (undistorted pixels -> mm).
-    pub fn image_to_field(&self) -> Result<[[f64; 3]; 3], FieldError> {
-        mat3_inv(&self.field_to_undistorted()?)
+    pub fn image_to_field(&self) -> Result<Matrix3<f64>, FieldError> {
+        self.field_to_undistorted()?
+            .try_inverse()
             .ok_or_else(|| FieldError::BadHomography("singular camera".into()))
     }
 
@@ -103,7 +94,7 @@ impl Camera {
             .map(|p| Point3d::new(p.x_mm, p.y_mm, 0.0))
             .collect();
         let mut out: Vector<core::Point2d> = Vector::new();
-        let k = Mat::from_slice_2d(&self.intrinsics.camera_matrix)?;
+        let k = matrix_to_mat(&self.intrinsics.camera_matrix)?;
         let d = Mat::from_slice(&self.intrinsics.dist_coeffs)?.try_clone()?;
         let rv = Mat::from_slice(&self.rvec)?.try_clone()?;
         let tv = Mat::from_slice(&self.tvec)?.try_clone()?;
@@ -334,13 +325,12 @@ pub fn render(
         )?;
     }
     // Texture pixel -> field mm -> undistorted image pixel.
-    let tex_to_field = [
+    let tex_to_field = matrix_from_rows(&[
         [1.0 / TEXTURE_PX_PER_MM, 0.0, -TATAMI_HALF_MM[0]],
         [0.0, -1.0 / TEXTURE_PX_PER_MM, TATAMI_HALF_MM[1]],
         [0.0, 0.0, 1.0],
-    ];
-    let h = mat3_mul(&cam.field_to_undistorted()?, &tex_to_field);
-    let hm = Mat::from_slice_2d(&h)?;
+    ]);
+    let hm = matrix_to_mat(&(cam.field_to_undistorted()? * tex_to_field))?;
     let mut img = Mat::default();
     let [w, hh] = cam.intrinsics.image_size;
     imgproc::warp_perspective(
@@ -369,11 +359,11 @@ pub fn board_views(
     let img = board.draw(PX_PER_SQUARE, margin)?;
     let mm_per_px = board.spec.square_mm / PX_PER_SQUARE as f64;
     let (bw, bh) = (img.cols() as f64, img.rows() as f64);
-    let board_px_to_mm = [
+    let board_px_to_mm = matrix_from_rows(&[
         [mm_per_px, 0.0, -bw / 2.0 * mm_per_px],
         [0.0, mm_per_px, -bh / 2.0 * mm_per_px],
         [0.0, 0.0, 1.0],
-    ];
+    ]);
     let [w, h] = intrinsics.image_size;
     // Each distorted pixel's undistorted source, once for all views.
     let mut grid: Vec<[f64; 2]> = Vec::with_capacity((w * h) as usize);
@@ -398,12 +388,12 @@ pub fn board_views(
             rvec: *rvec,
             tvec: *tvec,
         };
-        let hm = mat3_mul(&cam.field_to_undistorted()?, &board_px_to_mm);
+        let hm = cam.field_to_undistorted()? * board_px_to_mm;
         let mut und = Mat::default();
         imgproc::warp_perspective(
             &img,
             &mut und,
-            &Mat::from_slice_2d(&hm)?,
+            &matrix_to_mat(&hm)?,
             Size::new(w as i32, h as i32),
             imgproc::INTER_LINEAR,
             core::BORDER_CONSTANT,

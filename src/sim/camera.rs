@@ -3,6 +3,8 @@
 //! field points into the distorted image through OpenCV.
 
 use crate::field::Calibration;
+use crate::util::{apply_homography, matrix_from_rows, matrix_to_rows};
+use nalgebra::{Matrix3, Vector3};
 use opencv::core::{Mat, Point2d, Point3d, Vector};
 use opencv::prelude::*;
 use rand::Rng;
@@ -18,63 +20,26 @@ pub const VIEW_W_MM: f64 = 1300.0;
 pub struct Camera {
     pub width_px: u32,
     pub height_px: u32,
-    pub k: [[f64; 3]; 3],
+    pub k: Matrix3<f64>,
     /// OpenCV order: k1, k2, p1, p2, k3.
     pub dist: [f64; 5],
     /// World to camera rotation (rows are the camera axes in world coordinates).
-    pub r: [[f64; 3]; 3],
+    pub r: Matrix3<f64>,
     /// Camera centre in the field frame, height above the tatami.
     pub centre_mm: [f64; 3],
 }
 
-fn matmul(a: &[[f64; 3]; 3], b: &[[f64; 3]; 3]) -> [[f64; 3]; 3] {
-    let mut m = [[0.0; 3]; 3];
-    for i in 0..3 {
-        for j in 0..3 {
-            m[i][j] = (0..3).map(|k| a[i][k] * b[k][j]).sum();
-        }
-    }
-    m
-}
-
-fn rot_x(a: f64) -> [[f64; 3]; 3] {
+fn rot_x(a: f64) -> Matrix3<f64> {
     let (s, c) = a.sin_cos();
-    [[1.0, 0.0, 0.0], [0.0, c, -s], [0.0, s, c]]
+    matrix_from_rows(&[[1.0, 0.0, 0.0], [0.0, c, -s], [0.0, s, c]])
 }
-fn rot_y(a: f64) -> [[f64; 3]; 3] {
+fn rot_y(a: f64) -> Matrix3<f64> {
     let (s, c) = a.sin_cos();
-    [[c, 0.0, s], [0.0, 1.0, 0.0], [-s, 0.0, c]]
+    matrix_from_rows(&[[c, 0.0, s], [0.0, 1.0, 0.0], [-s, 0.0, c]])
 }
-fn rot_z(a: f64) -> [[f64; 3]; 3] {
+fn rot_z(a: f64) -> Matrix3<f64> {
     let (s, c) = a.sin_cos();
-    [[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]]
-}
-
-/// Inverse of a 3x3 matrix (None when singular).
-pub fn inv3(m: &[[f64; 3]; 3]) -> Option<[[f64; 3]; 3]> {
-    let det = m[0][0] * (m[1][1] * m[2][2] - m[1][2] * m[2][1])
-        - m[0][1] * (m[1][0] * m[2][2] - m[1][2] * m[2][0])
-        + m[0][2] * (m[1][0] * m[2][1] - m[1][1] * m[2][0]);
-    if det.abs() < 1e-15 {
-        return None;
-    }
-    let c =
-        |r0: usize, c0: usize, r1: usize, c1: usize| m[r0][c0] * m[r1][c1] - m[r0][c1] * m[r1][c0];
-    let adj = [
-        [c(1, 1, 2, 2), -c(0, 1, 2, 2), c(0, 1, 1, 2)],
-        [-c(1, 0, 2, 2), c(0, 0, 2, 2), -c(0, 0, 1, 2)],
-        [c(1, 0, 2, 1), -c(0, 0, 2, 1), c(0, 0, 1, 1)],
-    ];
-    Some(adj.map(|row| row.map(|v| v / det)))
-}
-
-/// Applies a homography to a point.
-pub fn apply_h(h: &[[f64; 3]; 3], x: f64, y: f64) -> (f64, f64) {
-    let w = h[2][0] * x + h[2][1] * y + h[2][2];
-    (
-        (h[0][0] * x + h[0][1] * y + h[0][2]) / w,
-        (h[1][0] * x + h[1][1] * y + h[1][2]) / w,
-    )
+    matrix_from_rows(&[[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
 }
 
 impl Camera {
@@ -95,22 +60,19 @@ impl Camera {
         let pitch = rng.gen_range(-2.0f64..2.0).to_radians();
         let roll = rng.gen_range(-2.5f64..2.5).to_radians();
         // Looking straight down: camera x = field x, camera y = -field y, optical axis = -z.
-        let base = [[1.0, 0.0, 0.0], [0.0, -1.0, 0.0], [0.0, 0.0, -1.0]];
-        let r = matmul(
-            &rot_z(roll),
-            &matmul(&rot_x(tilt), &matmul(&rot_y(pitch), &base)),
-        );
+        let base = Matrix3::from_diagonal(&Vector3::new(1.0, -1.0, -1.0));
+        let r = rot_z(roll) * (rot_x(tilt) * (rot_y(pitch) * base));
         // Place the centre so that the field centre sits near the principal point.
         let mut cam = Camera {
             width_px,
             height_px,
-            k: [[f, 0.0, cx], [0.0, f, cy], [0.0, 0.0, 1.0]],
+            k: matrix_from_rows(&[[f, 0.0, cx], [0.0, f, cy], [0.0, 0.0, 1.0]]),
             dist: [k1, k2, 0.0, 0.0, 0.0],
             r,
             centre_mm: [0.0, 0.0, height],
         };
         // The optical axis meets the tatami here; shift so it meets near the origin.
-        let axis = [r[2][0], r[2][1], r[2][2]];
+        let axis = r.row(2);
         let t = height / -axis[2];
         cam.centre_mm[0] = -axis[0] * t + rng.gen_range(-15.0..15.0);
         cam.centre_mm[1] = -axis[1] * t + rng.gen_range(-15.0..15.0);
@@ -125,49 +87,40 @@ impl Camera {
         c
     }
 
-    fn tvec(&self) -> [f64; 3] {
-        let c = self.centre_mm;
-        let r = &self.r;
-        [0, 1, 2].map(|i| -(r[i][0] * c[0] + r[i][1] * c[1] + r[i][2] * c[2]))
+    /// The translation of the world-to-camera transform: -R C.
+    fn tvec(&self) -> Vector3<f64> {
+        -(self.r * Vector3::from(self.centre_mm))
     }
 
     /// Field (z = 0) to undistorted pixels.
-    pub fn field_to_image(&self) -> [[f64; 3]; 3] {
-        let t = self.tvec();
-        let r = &self.r;
-        let m = [
-            [r[0][0], r[0][1], t[0]],
-            [r[1][0], r[1][1], t[1]],
-            [r[2][0], r[2][1], t[2]],
-        ];
-        let h = matmul(&self.k, &m);
-        let s = h[2][2];
-        h.map(|row| row.map(|v| v / s))
+    pub fn field_to_image(&self) -> Matrix3<f64> {
+        let mut m = self.r;
+        m.set_column(2, &self.tvec());
+        let h = self.k * m;
+        h / h[(2, 2)]
     }
 
     /// Undistorted pixels to field millimetres (the calibration's `image_to_field`).
-    pub fn image_to_field(&self) -> [[f64; 3]; 3] {
-        let h = inv3(&self.field_to_image()).unwrap_or([
-            [1.0, 0.0, 0.0],
-            [0.0, 1.0, 0.0],
-            [0.0, 0.0, 1.0],
-        ]);
-        let s = h[2][2];
-        h.map(|row| row.map(|v| v / s))
+    pub fn image_to_field(&self) -> Matrix3<f64> {
+        let h = self
+            .field_to_image()
+            .try_inverse()
+            .unwrap_or_else(Matrix3::identity);
+        h / h[(2, 2)]
     }
 
     pub fn calibration(&self) -> Calibration {
         Calibration {
             image_size: [self.width_px, self.height_px],
-            camera_matrix: self.k,
+            camera_matrix: matrix_to_rows(&self.k),
             dist_coeffs: self.dist.to_vec(),
-            image_to_field: self.image_to_field(),
+            image_to_field: matrix_to_rows(&self.image_to_field()),
             reprojection_error_px: Some(0.0),
         }
     }
 
     pub fn k_mat(&self) -> opencv::Result<Mat> {
-        Mat::from_slice_2d(&self.k)
+        Mat::from_slice_2d(&matrix_to_rows(&self.k))
     }
 
     pub fn dist_mat(&self) -> opencv::Result<Mat> {
@@ -181,10 +134,10 @@ impl Camera {
         }
         let obj: Vector<Point3d> = pts.iter().map(|&(x, y)| Point3d::new(x, y, 0.0)).collect();
         let mut rvec = Mat::default();
-        let rmat = Mat::from_slice_2d(&self.r)?;
+        let rmat = Mat::from_slice_2d(&matrix_to_rows(&self.r))?;
         opencv::calib3d::rodrigues(&rmat, &mut rvec, &mut opencv::core::no_array())?;
         let t = self.tvec();
-        let tvec = Mat::from_slice(&t)?.try_clone()?;
+        let tvec = Mat::from_slice(t.as_slice())?.try_clone()?;
         let mut out: Vector<Point2d> = Vector::new();
         opencv::calib3d::project_points(
             &obj,
@@ -202,7 +155,12 @@ impl Camera {
     /// Field points to undistorted pixels.
     pub fn project_undistorted(&self, pts: &[(f64, f64)]) -> Vec<(f64, f64)> {
         let h = self.field_to_image();
-        pts.iter().map(|&(x, y)| apply_h(&h, x, y)).collect()
+        pts.iter()
+            .map(|&(x, y)| {
+                let [u, v] = apply_homography(&h, [x, y]);
+                (u, v)
+            })
+            .collect()
     }
 }
 
@@ -217,12 +175,11 @@ mod tests {
         let cam = Camera::random(&mut rng, 1280, 720, 1.0);
         let h = cam.field_to_image();
         let hi = cam.image_to_field();
-        let (u, v) = apply_h(&h, 100.0, -50.0);
-        let (x, y) = apply_h(&hi, u, v);
+        let [x, y] = apply_homography(&hi, apply_homography(&h, [100.0, -50.0]));
         assert!((x - 100.0).abs() < 1e-6 && (y + 50.0).abs() < 1e-6);
         // Near the centre the distorted and undistorted projections agree within a pixel.
         let d = cam.project_distorted(&[(0.0, 0.0)]).unwrap();
-        let (u0, v0) = apply_h(&h, 0.0, 0.0);
+        let [u0, v0] = apply_homography(&h, [0.0, 0.0]);
         assert!((d[0].0 - u0).abs() < 1.0 && (d[0].1 - v0).abs() < 1.0);
         // The whole field is in view.
         let corners = cam

@@ -8,9 +8,10 @@
 
 use crate::rules::geometry::Pt;
 use crate::sim::body::{project_to_tatami, shadow_on_tatami, HandShape, P3};
-use crate::sim::camera::{apply_h, Camera};
+use crate::sim::camera::Camera;
 use crate::sim::look::Look;
 use crate::sim::story::{Pose, Story};
+use crate::util::apply_homography;
 use opencv::core::{
     self, Mat, Point, Point2f, Rect, Scalar, Size, ToInputArray, ToInputOutputArray, ToOutputArray,
     Vector, CV_16SC2, CV_32F, CV_32FC1, CV_32FC3, CV_8UC1, CV_8UC3,
@@ -127,9 +128,9 @@ impl<'a> Renderer<'a> {
         let d = cam.dist_mat()?;
         opencv::calib3d::undistort_points(&px, &mut und, &k, &d, &core::no_array(), &k)?;
         let hinv = cam.image_to_field();
-        let field: Vec<(f64, f64)> = und
+        let field: Vec<[f64; 2]> = und
             .iter()
-            .map(|p| apply_h(&hinv, p.x as f64, p.y as f64))
+            .map(|p| apply_homography(&hinv, [p.x as f64, p.y as f64]))
             .collect();
         let (mut x0, mut x1, mut y0, mut y1) = (
             f64::INFINITY,
@@ -137,7 +138,7 @@ impl<'a> Renderer<'a> {
             f64::INFINITY,
             f64::NEG_INFINITY,
         );
-        for &(x, y) in &field {
+        for &[x, y] in &field {
             x0 = x0.min(x);
             x1 = x1.max(x);
             y0 = y0.min(y);
@@ -159,11 +160,11 @@ impl<'a> Renderer<'a> {
         let mut map_y = mat_zeros(h, w, CV_32FC1)?;
         {
             let mx = map_x.data_typed_mut::<f32>()?;
-            for (i, &(x, _)) in field.iter().enumerate() {
+            for (i, &[x, _]) in field.iter().enumerate() {
                 mx[i] = ((x - canvas.x0_mm) / mm_per_px) as f32;
             }
             let my = map_y.data_typed_mut::<f32>()?;
-            for (i, &(_, y)) in field.iter().enumerate() {
+            for (i, &[_, y]) in field.iter().enumerate() {
                 my[i] = ((canvas.y1_mm - y) / mm_per_px) as f32;
             }
         }

@@ -9,7 +9,7 @@ use crate::sim::look::{CardTextOptions, Look};
 use crate::sim::render::Renderer;
 use crate::sim::story::{plan, Story, StoryOptions};
 use crate::sim::Preset;
-use crate::util::write_json_line;
+use crate::util::{matrix_to_rows, write_json_line};
 use opencv::core::{Mat, Scalar, CV_8UC3};
 use opencv::prelude::*;
 use rand::SeedableRng;
@@ -208,7 +208,7 @@ pub fn simulate(opts: &SimOptions, out: &Path, progress: bool) -> Result<SimSumm
             preset: opts.preset,
             seed: opts.seed,
             calibration: cam.calibration(),
-            field_to_image: cam.field_to_image(),
+            field_to_image: matrix_to_rows(&cam.field_to_image()),
             camera_centre_mm: cam.centre_mm,
             look: &look,
             moments: story
@@ -321,7 +321,8 @@ pub fn simulate(opts: &SimOptions, out: &Path, progress: bool) -> Result<SimSumm
                         (shake.1 * 100.0).round() / 100.0,
                     ]
                 }),
-                field_to_image: (look.shake_mm > 0.0).then(|| fcam.field_to_image()),
+                field_to_image: (look.shake_mm > 0.0)
+                    .then(|| matrix_to_rows(&fcam.field_to_image())),
             };
             write_json_line(fl, &label).map_err(io(&labels_dir))?;
         }

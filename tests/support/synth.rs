@@ -6,6 +6,8 @@
 use karuta_referee::rules::geometry::{rotated_rect, FieldGeometry};
 use karuta_referee::rules::model::Player;
 use karuta_referee::rules::poems;
+use karuta_referee::util::{apply_homography, matrix_from_rows};
+use nalgebra::Matrix3;
 use opencv::core::{self, Mat, Point, Point2f, Scalar, Size, Vector};
 use opencv::prelude::*;
 use opencv::{freetype, imgproc};
@@ -28,18 +30,10 @@ pub struct SynthFrame {
     pub bgr: Mat,
     pub cards: Vec<SynthCard>,
     /// Field mm -> image px.
-    pub field_to_image: [[f64; 3]; 3],
+    pub field_to_image: Matrix3<f64>,
 }
 
 const CANVAS_PX_PER_MM: f64 = 4.0;
-
-fn apply(h: &[[f64; 3]; 3], p: [f64; 2]) -> [f64; 2] {
-    let w = h[2][0] * p[0] + h[2][1] * p[1] + h[2][2];
-    [
-        (h[0][0] * p[0] + h[0][1] * p[1] + h[0][2]) / w,
-        (h[1][0] * p[0] + h[1][1] * p[1] + h[1][2]) / w,
-    ]
-}
 
 fn card_canvas(
     ft: &mut core::Ptr<freetype::FreeType2>,
@@ -109,7 +103,7 @@ pub fn render(seed: u64, width: i32, height: i32) -> SynthFrame {
     let (sr, cr) = roll.sin_cos();
     let (cx, cy) = (width as f64 / 2.0, height as f64 / 2.0);
     let k = rng.gen_range(-0.00015..0.00015);
-    let h = [[s * cr, s * sr, cx], [s * sr, -s * cr, cy], [0.0, k, 1.0]];
+    let h = matrix_from_rows(&[[s * cr, s * sr, cx], [s * sr, -s * cr, cy], [0.0, k, 1.0]]);
     // Background: mat colour with weave texture.
     let base = Scalar::new(
         rng.gen_range(60.0..110.0),
@@ -197,7 +191,7 @@ pub fn render(seed: u64, width: i32, height: i32) -> SynthFrame {
                 let dst: Vector<Point2f> = canvas_field
                     .iter()
                     .map(|p| {
-                        let q = apply(&h, [p.x_mm, p.y_mm]);
+                        let q = apply_homography(&h, [p.x_mm, p.y_mm]);
                         Point2f::new(q[0] as f32, q[1] as f32)
                     })
                     .collect();
@@ -252,7 +246,7 @@ pub fn render(seed: u64, width: i32, height: i32) -> SynthFrame {
                 let mut sum = Mat::default();
                 core::add(&a, &b, &mut sum, &core::no_array(), -1).unwrap();
                 sum.convert_to(&mut img, core::CV_8UC3, 1.0, 0.0).unwrap();
-                let corners_px = fc.map(|p| apply(&h, [p.x_mm, p.y_mm]));
+                let corners_px = fc.map(|p| apply_homography(&h, [p.x_mm, p.y_mm]));
                 cards.push(SynthCard {
                     poem,
                     owner,
