@@ -220,3 +220,69 @@ fn layout_from_video_on_every_preset() {
         "named right {right}/{total}"
     );
 }
+
+/// Readings timed a few milliseconds apart (typed, or heard from the sound track) choose
+/// the same still frames for the layout, before the first reading and between two.
+#[test]
+fn still_frames_do_not_hang_on_the_reading_times_to_the_millisecond() {
+    use karuta_referee::detect::still::{layout_frames, still_frames_between, WINDOW_GRID_S};
+    let dir = tmp("still-grid");
+    let opts = SimOptions {
+        seed: 21,
+        fps: 240.0,
+        width_px: 320,
+        height_px: 180,
+        readings: 2,
+        preset: Preset::Clean,
+        ..SimOptions::default()
+    };
+    simulate(&opts, &dir, false).unwrap();
+    let text = std::fs::read_to_string(dir.join("readings.jsonl")).unwrap();
+    let starts: Vec<f64> = text
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap()["kami_start_s"]
+                .as_f64()
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(starts.len(), 2);
+    let shifts_s = [-0.010, 0.0, 0.010];
+    for &t in &starts {
+        let into_grid_s = t - (t / WINDOW_GRID_S).floor() * WINDOW_GRID_S;
+        assert!(
+            (0.02..WINDOW_GRID_S - 0.02).contains(&into_grid_s),
+            "the seed's reading at {t} s lies too near the grid to test it"
+        );
+    }
+    let video = dir.join("video.mp4");
+    let first: Vec<(usize, usize)> = shifts_s
+        .iter()
+        .map(|d| {
+            let f = layout_frames(&video, Some(starts[0] + d)).unwrap();
+            (f.first_frame, f.frames_averaged)
+        })
+        .collect();
+    assert!(
+        first[0].1 >= 8,
+        "too few still frames before the first reading: {first:?}"
+    );
+    assert!(
+        first.iter().all(|f| *f == first[0]),
+        "before the first reading: {first:?}"
+    );
+    let between: Vec<(usize, usize)> = shifts_s
+        .iter()
+        .map(|d| {
+            let f = still_frames_between(&video, starts[0] + d, Some(starts[1] + d))
+                .unwrap()
+                .expect("still frames between the readings");
+            (f.first_frame, f.frames_averaged)
+        })
+        .collect();
+    assert!(
+        between.iter().all(|f| *f == between[0]),
+        "between the readings: {between:?}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
