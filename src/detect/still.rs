@@ -27,13 +27,6 @@ pub const ENOUGH_STILL_FRAMES: usize = 8;
 /// Frames moved by less than this (px) against the first averaged frame are added as
 /// they are.
 const MIN_ALIGN_SHIFT_PX: f64 = 0.02;
-/// Reading times bound the windows searched for still frames; they are taken to this grid
-/// (a window's end down, its start up), so that readings timed a few milliseconds apart
-/// (heard from the sound track rather than typed) choose the same still frames, and so
-/// name the same cards. A still stretch ends at the window's end when the players wait
-/// for the reading: without the grid, each millisecond moved its middle, and the frames
-/// averaged from there.
-pub const WINDOW_GRID_S: f64 = 0.25;
 /// Size of the thumbnails compared for motion, in pixels.
 const THUMB_W_PX: i32 = 160;
 const THUMB_H_PX: i32 = 90;
@@ -97,10 +90,7 @@ fn longest_still_run(change: &[f64]) -> (usize, usize) {
 /// Reads the frames before `until_s` (the first reading), finds the longest still
 /// stretch and averages up to `MAX_AVERAGE_FRAMES` frames from its middle.
 pub fn layout_frames(path: &Path, until_s: Option<f64>) -> Result<LayoutFrames, DetectError> {
-    let scan_s = until_s
-        .map(grid_down)
-        .unwrap_or(DEFAULT_SCAN_S)
-        .clamp(0.0, MAX_SCAN_S);
+    let scan_s = until_s.unwrap_or(DEFAULT_SCAN_S).clamp(0.0, MAX_SCAN_S);
     still_frames_in(path, 0.0, scan_s)
 }
 
@@ -113,10 +103,10 @@ pub fn still_frames_between(
     until_s: Option<f64>,
 ) -> Result<Option<LayoutFrames>, DetectError> {
     let end_s = match until_s {
-        Some(t) => grid_down(t),
+        Some(t) => t,
         None => Video::open(path)?.duration_s(),
     };
-    let start_s = grid_up(from_s).max(end_s - MAX_SCAN_S);
+    let start_s = from_s.max(end_s - MAX_SCAN_S);
     if end_s.is_nan() || start_s.is_nan() || end_s <= start_s {
         return Ok(None);
     }
@@ -125,16 +115,6 @@ pub fn still_frames_between(
         Err(DetectError::Video { .. }) => Ok(None),
         Err(e) => Err(e),
     }
-}
-
-/// A reading time taken down to `WINDOW_GRID_S`.
-fn grid_down(t_s: f64) -> f64 {
-    (t_s / WINDOW_GRID_S).floor() * WINDOW_GRID_S
-}
-
-/// A reading time taken up to `WINDOW_GRID_S`.
-fn grid_up(t_s: f64) -> f64 {
-    (t_s / WINDOW_GRID_S).ceil() * WINDOW_GRID_S
 }
 
 /// The longest still stretch among the frames of [from_s, until_s) (the first frame is
