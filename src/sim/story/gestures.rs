@@ -2,7 +2,7 @@
 //! carried or flung, in time and in the field frame. The plots of a reading are built from
 //! these; the planner also keeps the designed events and the moments worth showing.
 
-use super::motion::{CardMotion, CardTrack, HandKey, HandTrack, Pose};
+use super::motion::{CardMotion, CardTrack, HandTrack, Pose};
 use super::{dist, hand_index, round_t, Moment, DESCEND_S, EVENT_TIME_EPS_S, HOVER_Z_MM, PRESS_S};
 use crate::rules::geometry::{FieldGeometry, Pt};
 use crate::rules::model::*;
@@ -71,33 +71,12 @@ impl<'a> Planner<'a> {
 
     /// The hand comes down on `target` at exactly `t_touch`, presses, and lifts away.
     pub(super) fn tap(&mut self, hi: usize, t_touch: f64, target: Pt, lift: Pt) -> f64 {
-        let from = self.hands[hi].last();
-        let t_touch = t_touch.max(from.t_s + DESCEND_S + 0.02);
-        let dist = dist(from.tip, target);
-        let player = self.hands[hi].player;
-        let travel = self.travel_s(player, dist);
-        let t_start = (t_touch - DESCEND_S - travel).max(from.t_s);
-        let h = &mut self.hands[hi];
-        h.move_to(t_start, t_touch - DESCEND_S, target, HOVER_Z_MM);
-        h.keys.push(HandKey {
-            t_s: t_touch,
-            tip: target,
-            z_mm: 0.0,
-        });
-        h.keys.push(HandKey {
-            t_s: t_touch + PRESS_S,
-            tip: target,
-            z_mm: 0.0,
-        });
+        let t_touch = self.tap_hold(hi, t_touch, target);
+        self.hands[hi].key(t_touch + PRESS_S, target, 0.0);
         let t_up = t_touch + PRESS_S + 0.12;
         let first = &mut self.first_tap_s[hi];
         *first = Some(first.map_or(t_touch, |f: f64| f.min(t_touch)));
-        let h = &mut self.hands[hi];
-        h.keys.push(HandKey {
-            t_s: t_up,
-            tip: lift,
-            z_mm: 50.0,
-        });
+        self.hands[hi].key(t_up, lift, 50.0);
         t_up
     }
 
@@ -281,32 +260,16 @@ impl<'a> Planner<'a> {
         let from = self.pose(poem, t_touch);
         let (dx, dy) = (from.x_mm - grip.x_mm, from.y_mm - grip.y_mm);
         let target_tip = Pt::new(to.x_mm - dx, to.y_mm - dy);
-        self.hands[hi].keys.push(HandKey {
-            t_s: t_touch + PRESS_S,
-            tip: grip,
-            z_mm: 0.0,
-        });
+        self.hands[hi].key(t_touch + PRESS_S, grip, 0.0);
         let lift_t = t_touch + PRESS_S + 0.06;
         let d = dist(grip, target_tip);
         let travel = self.travel_s(player, d) * 1.8 + 0.15;
         let t_set = lift_t + travel;
         {
             let h = &mut self.hands[hi];
-            h.keys.push(HandKey {
-                t_s: lift_t,
-                tip: grip,
-                z_mm: 12.0,
-            });
-            h.keys.push(HandKey {
-                t_s: t_set,
-                tip: target_tip,
-                z_mm: 0.0,
-            });
-            h.keys.push(HandKey {
-                t_s: t_set + 0.05,
-                tip: target_tip,
-                z_mm: 0.0,
-            });
+            h.key(lift_t, grip, 12.0);
+            h.key(t_set, target_tip, 0.0);
+            h.key(t_set + 0.05, target_tip, 0.0);
         }
         self.push_seg(
             poem,
@@ -333,6 +296,8 @@ impl<'a> Planner<'a> {
         (release, free)
     }
 
+    /// The hand travels over `target`, comes down on it at `t_touch` (later if it cannot
+    /// get there sooner) and stays pressing; returns the moment it lands.
     pub(super) fn tap_hold(&mut self, hi: usize, t_touch: f64, target: Pt) -> f64 {
         let from = self.hands[hi].last();
         let t_touch = t_touch.max(from.t_s + DESCEND_S + 0.02);
@@ -341,11 +306,7 @@ impl<'a> Planner<'a> {
         let t_start = (t_touch - DESCEND_S - travel).max(from.t_s);
         let h = &mut self.hands[hi];
         h.move_to(t_start, t_touch - DESCEND_S, target, HOVER_Z_MM);
-        h.keys.push(HandKey {
-            t_s: t_touch,
-            tip: target,
-            z_mm: 0.0,
-        });
+        h.key(t_touch, target, 0.0);
         t_touch
     }
 

@@ -93,10 +93,15 @@ impl HandTrack {
         }
     }
 
+    /// The fingertip at `tip`, `z_mm` above the tatami, at `t_s`.
+    pub(super) fn key(&mut self, t_s: f64, tip: Pt, z_mm: f64) {
+        self.keys.push(HandKey { t_s, tip, z_mm });
+    }
+
     pub(super) fn move_to(&mut self, t0: f64, t1: f64, tip: Pt, z_mm: f64) {
         self.hold(t0);
         let t1 = t1.max(self.last().t_s + 1e-3);
-        self.keys.push(HandKey { t_s: t1, tip, z_mm });
+        self.key(t1, tip, z_mm);
     }
 
     pub fn shape(&self, t: f64, look: &Appearance) -> HandShape {

@@ -3,7 +3,7 @@
 //! sends and straightened cards included.
 
 use super::gestures::Planner;
-use super::motion::{CardMotion, HandKey, Pose};
+use super::motion::{CardMotion, Pose};
 use super::{hand_index, round_t, Moment, EVENT_TIME_EPS_S, LAUNCH_DELAY_S, REACTION_S};
 use crate::rules::geometry::Pt;
 use crate::rules::model::*;
@@ -404,16 +404,8 @@ fn push_out(
     let end_tip = Pt::new(grip.x_mm + (n_end_x - np.x_mm), grip.y_mm);
     {
         let h = &mut pl.hands[wi];
-        h.keys.push(HandKey {
-            t_s: t_push0,
-            tip: grip,
-            z_mm: 0.0,
-        });
-        h.keys.push(HandKey {
-            t_s: t_push1,
-            tip: end_tip,
-            z_mm: 0.0,
-        });
+        h.key(t_push0, grip, 0.0);
+        h.key(t_push1, end_tip, 0.0);
     }
     let turn = pl.u((-6.0, 6.0));
     pl.push_seg(
