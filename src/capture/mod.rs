@@ -69,6 +69,19 @@ impl CaptureError {
     }
 }
 
+/// Beyond this many frames ahead, `frame_at` seeks (decoding from the keyframe before)
+/// rather than decoding every frame in between.
+pub const SEEK_AHEAD_FRAMES: usize = 240;
+
+/// The frame size a capture reports, pixels (0 when unknown).
+fn frame_size(cap: &VideoCapture) -> (i32, i32) {
+    let get = |p| cap.get(p).unwrap_or(0.0).max(0.0) as i32;
+    (
+        get(videoio::CAP_PROP_FRAME_WIDTH),
+        get(videoio::CAP_PROP_FRAME_HEIGHT),
+    )
+}
+
 static FFMPEG_SETTINGS: Once = Once::new();
 
 /// FFmpeg's process-wide settings, made once: its log is silenced unless the user set
@@ -126,6 +139,9 @@ pub struct VideoReader {
     pub fps: f64,
     /// Frames the container says it holds (0 for a camera or when unknown).
     pub frame_count: usize,
+    /// Frame size the container gives, pixels (0 when unknown).
+    pub width_px: i32,
+    pub height_px: i32,
     next_index: usize,
     clock: Clock,
     /// The time given to the frame before, s.
@@ -155,11 +171,14 @@ impl VideoReader {
             .get(videoio::CAP_PROP_FRAME_COUNT)
             .unwrap_or(0.0)
             .max(0.0) as usize;
+        let (width_px, height_px) = frame_size(&cap);
         Ok(VideoReader {
             path: path.to_path_buf(),
             cap,
             fps,
             frame_count,
+            width_px,
+            height_px,
             next_index: 0,
             clock: Clock::Container,
             last_t_s: None,
@@ -187,9 +206,12 @@ impl VideoReader {
             return Err(CaptureError::video(&name, "cannot be opened"));
         }
         let fps = cap.get(videoio::CAP_PROP_FPS).unwrap_or(0.0);
+        let (width_px, height_px) = frame_size(&cap);
         Ok(VideoReader {
             path: name,
             cap,
+            width_px,
+            height_px,
             fps: if fps.is_finite() && fps > 0.0 {
                 fps
             } else {
@@ -294,6 +316,34 @@ impl VideoReader {
             self.next_index += 1;
         }
         Ok(ok)
+    }
+
+    /// The frame `index` as decoded (BGR), or `None` past the end, for readers that need a
+    /// few frames scattered over a recording: reads forward when `index` is less than
+    /// `SEEK_AHEAD_FRAMES` ahead, seeks otherwise (also backwards).
+    pub fn frame_at(&mut self, index: usize) -> Result<Option<Mat>, CaptureError> {
+        if index >= self.next_index + SEEK_AHEAD_FRAMES || index < self.next_index {
+            self.cap
+                .set(videoio::CAP_PROP_POS_FRAMES, index as f64)
+                .map_err(|e| {
+                    CaptureError::video(
+                        &self.path,
+                        format!("frame {index}: cannot seek: {}", e.message),
+                    )
+                })?;
+            self.next_index = index;
+        }
+        let ahead = index - self.next_index;
+        if self.skip(ahead)? < ahead {
+            return Ok(None);
+        }
+        let mut bgr = Mat::default();
+        let ok = self.cap.read(&mut bgr).map_err(|e| self.decode_error(e))?;
+        if !ok || bgr.empty() {
+            return Ok(None);
+        }
+        self.next_index = index + 1;
+        Ok(Some(bgr))
     }
 
     /// Every `step`-th frame of the whole video (for calibration views), at most `max`.

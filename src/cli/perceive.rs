@@ -85,26 +85,6 @@ fn layout_and_calibration(dir: &Path, out_dir: &Path) -> Result<(rules::Layout, 
     Ok((layout, cal))
 }
 
-/// FFmpeg's own log would add lines of its own to the one-line error on a bad file; the
-/// user's setting wins.
-fn quiet_ffmpeg() {
-    if std::env::var_os("OPENCV_FFMPEG_LOGLEVEL").is_none() {
-        std::env::set_var("OPENCV_FFMPEG_LOGLEVEL", "-8");
-    }
-}
-
-/// The container's frame count, for the progress bar (0 when unknown).
-fn frame_count(path: &Path) -> usize {
-    use opencv::prelude::*;
-    opencv::videoio::VideoCapture::from_file(
-        path.display().to_string(),
-        opencv::videoio::CAP_FFMPEG,
-    )
-    .and_then(|c| c.get(opencv::videoio::CAP_PROP_FRAME_COUNT))
-    .map(|n| n.max(0.0) as usize)
-    .unwrap_or(0)
-}
-
 fn cpu_s() -> f64 {
     // utime + stime of this process, from /proc (Linux); 0 elsewhere.
     let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else {
@@ -124,7 +104,7 @@ pub fn perceive(
     opts: &PerceiveOptions,
     out: &mut dyn Write,
 ) -> Result<PerceiveSummary> {
-    quiet_ffmpeg();
+    crate::capture::init_process();
     let out_dir = out_dir.unwrap_or(dir);
     std::fs::create_dir_all(out_dir).with_context(|| format!("creating {}", out_dir.display()))?;
     // The model first: a bad model file is reported before any video is read.
@@ -136,7 +116,7 @@ pub fn perceive(
         .map_err(|e| hands_error(e.into()))?;
     let mut perceiver = Perceiver::from_parts(net, contact, map, &layout, opts);
     let mut video = Video::open(&video_path).map_err(video_error)?;
-    let total = frame_count(&video_path);
+    let total = video.frame_count();
 
     let events_path = out_dir.join("events.jsonl");
     let hands_path = out_dir.join("hands.jsonl");

@@ -42,6 +42,11 @@ impl Video {
         self.reader.duration_s()
     }
 
+    /// Frames the container says it holds (0 when unknown).
+    pub fn frame_count(&self) -> usize {
+        self.reader.frame_count
+    }
+
     pub fn path(&self) -> &Path {
         self.reader.path()
     }
