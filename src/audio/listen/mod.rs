@@ -1,0 +1,418 @@
+//! Listening: the reader's timeline heard in a sound track. A kami-no-ku is found where
+//! a held voiced kana opens a stretch of continuous speech after a pause; its poem by
+//! matching the speech against templates of the poems not yet read (a closed set, 15-1:
+//! the kami-no-ku differ by the kimari-ji), and where those cannot tell, in the reader's
+//! own measure and against the reader's own kana cut from the verses already named; its
+//! kana onsets from the same alignment, each then moved to where the sound changes near
+//! it; the shimo-no-ku as the next speech after it. Owns these thresholds; reads features
+//! and templates, never files.
+//!
+//! The files: `opening` (where a verse opens), `naming` (which poem it is, and its kana
+//! onsets), `readers_voice` (the reader's own voice learnt and the verses named again in
+//! it).
+
+mod naming;
+mod opening;
+mod readers_voice;
+
+use self::naming::{name_poem, verse_frames, Naming, Verse};
+use self::opening::{
+    first_sound, join_broken_held, opening_flux_ratio, periodic_start, voiced_ceps_distance,
+};
+use self::readers_voice::{rename_in_the_readers_voice, second_opinion};
+use super::features::{analyze, frame_time, Frames, HOP_S};
+use super::lead::{back_date_hidden_consonants, Levels};
+use super::onset::sound_start;
+use super::templates::embedded;
+use super::AudioError;
+use crate::rules::kimariji::ReadPool;
+use std::path::Path;
+
+/// A frame is voiced when its autocorrelation peak passes this.
+pub(super) const VOICING_MIN: f32 = 0.55;
+/// ... and its speech-band level is this far above the local floor, dB.
+pub(super) const ABOVE_FLOOR_DB: f32 = 8.0;
+/// The first kana is held about a second; a voiced run this long may open a verse.
+const HELD_MIN_S: f64 = 0.55;
+/// Inside a held kana a frame counts with this much voicing while its level stays up ...
+const HELD_VOICING_MIN: f32 = 0.35;
+/// ... and unvoiced dips up to this long are bridged.
+const HELD_GAP_MAX_S: f64 = 0.03;
+/// A soft kana (a nasal, a quiet vowel) keeps a verse going while it stays this
+/// periodic (the hall's murmur stays under 0.45) ...
+const SOFT_VOICING_MIN: f32 = 0.8;
+/// ... and this far above the floor, dB (a held vowel under a loud hall flickers at 1-3.5
+/// dB over it, its voicing 0.9-1.0).
+const SOFT_ABOVE_FLOOR_DB: f32 = 2.0;
+/// Speech in a verse pauses at most this long (unvoiced consonants, closures).
+const VERSE_GAP_MAX_S: f64 = 0.25;
+/// A kami-no-ku lasts at least this long from its first sound.
+const KAMI_MIN_S: f64 = 2.5;
+/// A held kana's spectrum changes at most this much against the rest of its verse
+/// (`opening_flux_ratio`), asked of speech where a shimo-no-ku is due.
+const HELD_FLUX_MAX: f64 = 0.5;
+/// A pause this long inside a verse may be the one between its kami-no-ku and its
+/// shimo-no-ku (a kami-no-ku's own pauses, closures and unvoiced kana, are shorter).
+const SHIMO_HEARD_GAP_S: f64 = 0.18;
+/// Speech running into a held kana belongs to it when it sounds no further from the
+/// kana's opening than this many times the kana's own change between its two halves
+/// (a synthesizer's drawn-out あ may break for 0.07-0.2 s; on the tuning voices, 17 such
+/// breaks measured 0.99-1.79, the vowel carried over the break).
+const HELD_BREAK_RATIO_MAX: f64 = 2.0;
+/// A verse heard shorter than a kami-no-ku after its held kana is carried over one
+/// pause up to this long (an unvoiced kana, a closure, under the murmur), to speech
+/// that does not itself open with a held kana.
+const VERSE_SPLIT_GAP_MAX_S: f64 = 0.35;
+/// Silence before a verse's first sound.
+const PAUSE_BEFORE_S: f64 = 0.15;
+/// How far before the voicing a first consonant is looked for.
+const CONSONANT_BACK_S: f64 = 0.15;
+/// Below this margin between the best and the second poem, the poem is left null.
+pub const POEM_SCORE_MIN: f64 = 0.04;
+/// The cepstra a verse is matched on: the lower ones, the spectrum's broad shape (the
+/// vowel), which voices share more than the fine detail above them.
+const MATCH_CEPS: usize = 8;
+/// The local level floor is the low percentile of the level over this window.
+const FLOOR_WINDOW_S: f64 = 4.0;
+/// The track is silent below this RMS.
+const SILENT_RMS: f32 = 1e-4;
+
+/// One reading as heard: the contract's readings.jsonl line with the poem optional.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct HeardReading {
+    pub seq: u32,
+    /// `None` when the sound cannot tell which poem was read.
+    pub poem: Option<u8>,
+    pub kami_start_s: f64,
+    pub onsets_s: Vec<f64>,
+    pub kami_end_s: f64,
+    pub shimo_start_s: Option<f64>,
+    pub void: bool,
+    /// How far the named poem's match stands above the next one (0..1).
+    #[serde(default)]
+    pub poem_score: f64,
+    /// The best-matching poem even when `poem` is null (not written out).
+    #[serde(skip)]
+    pub candidate: Option<u8>,
+}
+
+impl HeardReading {
+    /// The contract's reading with `poem` given.
+    pub fn to_reading_with(&self, poem: u8) -> crate::rules::Reading {
+        crate::rules::Reading {
+            seq: self.seq,
+            poem,
+            kami_start_s: self.kami_start_s,
+            onsets_s: Some(self.onsets_s.clone()),
+            kami_end_s: Some(self.kami_end_s),
+            shimo_start_s: self.shimo_start_s,
+            void: false,
+        }
+    }
+
+    /// The contract's reading, when the poem is known.
+    pub fn to_reading(&self) -> Option<crate::rules::Reading> {
+        Some(crate::rules::Reading {
+            seq: self.seq,
+            poem: self.poem?,
+            kami_start_s: self.kami_start_s,
+            onsets_s: Some(self.onsets_s.clone()),
+            kami_end_s: Some(self.kami_end_s),
+            shimo_start_s: self.shimo_start_s,
+            void: false,
+        })
+    }
+}
+
+/// The analysis frames in `s` seconds.
+fn frames_of(s: f64) -> usize {
+    (s / HOP_S).round() as usize
+}
+
+/// Local floor of a level track: a low percentile over a sliding window.
+fn floor_of(level: &[f32]) -> Vec<f32> {
+    let block = (1.0 / HOP_S) as usize; // 1 s blocks
+    let nb = level.len().div_ceil(block).max(1);
+    let lows: Vec<f32> = (0..nb)
+        .map(|b| {
+            let mut v: Vec<f32> = level[b * block..((b + 1) * block).min(level.len())].to_vec();
+            v.sort_by(f32::total_cmp);
+            v.get(v.len() / 10).copied().unwrap_or(-100.0)
+        })
+        .collect();
+    let half = (FLOOR_WINDOW_S / 2.0) as usize;
+    let smooth: Vec<f32> = (0..nb)
+        .map(|b| {
+            let lo = b.saturating_sub(half);
+            let hi = (b + half + 1).min(nb);
+            let mut v = lows[lo..hi].to_vec();
+            v.sort_by(f32::total_cmp);
+            v[v.len() / 3]
+        })
+        .collect();
+    (0..level.len())
+        .map(|i| smooth[(i / block).min(nb - 1)])
+        .collect()
+}
+
+pub(super) struct Tracks {
+    pub(super) f: Frames,
+    pub(super) floor: Vec<f32>,
+    pub(super) high_floor: Vec<f32>,
+    pub(super) voiced: Vec<bool>,
+}
+
+impl Tracks {
+    fn active(&self, i: usize) -> bool {
+        self.f.level_db[i] > self.floor[i] + ABOVE_FLOOR_DB
+            || self.f.high_db[i] > self.high_floor[i] + ABOVE_FLOOR_DB
+    }
+}
+
+/// Runs of voiced frames joined over gaps up to `gap` frames: (first, end exclusive).
+fn runs(voiced: &[bool], from: usize, gap: usize) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let mut i = from;
+    while i < voiced.len() {
+        if !voiced[i] {
+            i += 1;
+            continue;
+        }
+        let a = i;
+        let mut last = i;
+        while i < voiced.len() && i <= last + gap {
+            if voiced[i] {
+                last = i;
+            }
+            i += 1;
+        }
+        out.push((a, last + 1));
+        i = last + 1;
+    }
+    out
+}
+
+/// The reader's timeline in `samples` (mono, `rate_hz`); `path` names the file in errors.
+pub fn heard_readings(
+    path: &Path,
+    samples: &[f32],
+    rate_hz: u32,
+) -> Result<Vec<HeardReading>, AudioError> {
+    let rms = super::voice::rms(samples);
+    if samples.len() < rate_hz as usize || rms < SILENT_RMS {
+        return Err(AudioError::input(
+            path,
+            "sound track",
+            "the sound track is silent: no reading can be heard (give readings.jsonl)",
+        ));
+    }
+    let f = analyze(samples, rate_hz);
+    let floor = floor_of(&f.level_db);
+    let high_floor = floor_of(&f.high_db);
+    let voiced: Vec<bool> = (0..f.len())
+        .map(|i| f.voicing[i] > VOICING_MIN && f.level_db[i] > floor[i] + ABOVE_FLOOR_DB)
+        .collect();
+    let tr = Tracks {
+        f,
+        floor,
+        high_floor,
+        voiced,
+    };
+    // The held kana: voiced frames joined over short dips of the voicing measure while
+    // the level stays up (a drawn-out vowel under noise flickers around the threshold).
+    let held: Vec<bool> = (0..tr.f.len())
+        .map(|i| {
+            tr.voiced[i]
+                || (tr.f.voicing[i] > HELD_VOICING_MIN && tr.active(i))
+                || (tr.f.voicing[i] > SOFT_VOICING_MIN
+                    && tr.f.level_db[i] > tr.floor[i] + SOFT_ABOVE_FLOOR_DB)
+        })
+        .collect();
+    let held_runs = runs(&held, 0, frames_of(HELD_GAP_MAX_S));
+    let verse_runs = runs(&held, 0, frames_of(VERSE_GAP_MAX_S));
+    let openings = join_broken_held(&tr, &held_runs);
+    let templates = embedded();
+    let mut pool = ReadPool::new();
+    let mut out: Vec<HeardReading> = Vec::new();
+    let mut busy_until = 0usize;
+    let mut last_inner_gap = 0usize;
+    let mut verses: Vec<(Verse, Naming)> = Vec::new();
+    for &(a, b) in &openings {
+        if a < busy_until || ((b - a) as f64) * HOP_S < HELD_MIN_S {
+            continue;
+        }
+        // The verse this held kana opens: continuous speech from it, long enough.
+        let Some(k) = verse_runs.iter().position(|r| r.0 <= a && a < r.1) else {
+            continue;
+        };
+        let (va, mut vb) = verse_runs[k];
+        if ((vb - a) as f64) * HOP_S < KAMI_MIN_S {
+            // Cut short by a pause a little too long for a verse: carried over it to the
+            // speech after, unless that speech opens a verse of its own.
+            let Some(&(na, nb)) = verse_runs.get(k + 1) else {
+                continue;
+            };
+            let opens = openings.iter().any(|r| {
+                r.0 >= na && r.0 <= na + frames_of(0.05) && (r.1 - r.0) as f64 * HOP_S >= HELD_MIN_S
+            });
+            if opens
+                || ((na - vb) as f64) * HOP_S > VERSE_SPLIT_GAP_MAX_S
+                || ((nb - a) as f64) * HOP_S < KAMI_MIN_S
+            {
+                continue;
+            }
+            vb = nb;
+        }
+        // A pause before it: nothing voiced in the PAUSE_BEFORE_S before the run's start.
+        let pause = frames_of(PAUSE_BEFORE_S);
+        let mut start_voiced = va.max(busy_until);
+        if start_voiced < a.saturating_sub(frames_of(0.3)) {
+            // Speech ran into the held kana. It may be the held kana itself, broken for a
+            // moment: it then sounds no further from the held kana's opening than the
+            // kana's two halves do from each other, within HELD_BREAK_RATIO_MAX.
+            let half = frames_of(HELD_MIN_S / 2.0);
+            let within = voiced_ceps_distance(&tr, (a, a + half), (a + half, a + 2 * half));
+            let run_in = voiced_ceps_distance(&tr, (start_voiced, a), (a, a + half));
+            if run_in > HELD_BREAK_RATIO_MAX * within {
+                // Other speech. Without a pause before the held kana it is no verse's
+                // opening (a short shimo-no-ku closes less than VERSE_GAP_MAX_S before
+                // the next kami-no-ku); after one, the verse opens at the held kana.
+                if (a.saturating_sub(pause)..a).any(|i| tr.voiced[i]) {
+                    continue;
+                }
+                start_voiced = a;
+            }
+        }
+        if (start_voiced.saturating_sub(pause)..start_voiced).any(|i| tr.voiced[i]) {
+            continue;
+        }
+        // The first speech after a kami-no-ku is its shimo-no-ku: it opens a new verse only
+        // when it opens as one (a held kana) and its sound names a poem.
+        let shimo_place = out.last().is_some_and(|_| {
+            !verse_runs.iter().chain(held_runs.iter()).any(|r| {
+                r.0 >= busy_until + frames_of(0.12)
+                    && r.0 < start_voiced
+                    && (r.1 - r.0) as f64 * HOP_S >= 0.06
+            })
+        });
+        let ratio = opening_flux_ratio(&tr.f, a, vb, frames_of(HELD_MIN_S));
+        // The longest pause inside this verse after its held kana.
+        let inner_gap = held_runs
+            .windows(2)
+            .filter(|w| w[0].1 >= b && w[1].0 <= vb && w[1].0 > w[0].1)
+            .map(|w| w[1].0 - w[0].1)
+            .max()
+            .unwrap_or(0);
+        // Where a pause inside the last verse may already have been its shimo-no-ku, only
+        // speech that plainly does not open with a held kana is taken for the shimo-no-ku.
+        let shimo_due = shimo_place && last_inner_gap < frames_of(SHIMO_HEARD_GAP_S);
+        let flux_max = if shimo_due { HELD_FLUX_MAX } else { 1.0 };
+        if shimo_place && ratio >= flux_max {
+            continue;
+        }
+        let start = first_sound(&tr, start_voiced, frames_of(CONSONANT_BACK_S));
+        let heard_start = sound_start(samples, rate_hz, frame_time(start_voiced));
+        let kami_start_s = periodic_start(&tr, start_voiced, frames_of(PAUSE_BEFORE_S))
+            .map_or(heard_start, |p| p.min(heard_start));
+        let kami_end_s = frame_time(vb);
+        let seq = out.len() as u32 + 1;
+        let verse = Verse {
+            frames: verse_frames(&tr.f, start, vb),
+            first_frame: start,
+            start_s: kami_start_s,
+        };
+        let named = name_poem(&verse, templates, &pool);
+        if shimo_due && named.poem.is_none() {
+            continue;
+        }
+        if let Some(p) = named.poem {
+            pool.mark_read(p);
+        }
+        out.push(HeardReading {
+            seq,
+            poem: named.poem,
+            candidate: named.candidate,
+            kami_start_s: round_ms(kami_start_s),
+            onsets_s: named.onsets.iter().copied().map(round_ms).collect(),
+            kami_end_s: round_ms(kami_end_s),
+            shimo_start_s: None,
+            void: false,
+            poem_score: round_score(named.score),
+        });
+        verses.push((verse, named));
+        busy_until = vb;
+        last_inner_gap = inner_gap;
+    }
+    rename_in_the_readers_voice(templates, &mut out, &mut verses);
+    second_opinion(templates, &mut out, &verses);
+    let levels = Levels {
+        voicing: &tr.f.voicing,
+        level_db: &tr.f.level_db,
+        floor_db: &tr.floor,
+    };
+    back_date_hidden_consonants(&levels, &mut out);
+    for r in &mut out {
+        refine_kana_onsets(samples, rate_hz, &mut r.onsets_s);
+    }
+    // The shimo-no-ku: the first voiced speech after each kami-no-ku, before the next.
+    let n = out.len();
+    for k in 0..n {
+        let from = frames_of(out[k].kami_end_s + 0.12);
+        let to = if k + 1 < n {
+            frames_of(out[k + 1].kami_start_s - 0.1)
+        } else {
+            tr.f.len()
+        };
+        let found = verse_runs
+            .iter()
+            .chain(held_runs.iter())
+            .filter(|r| r.0 >= from && r.0 < to && (r.1 - r.0) as f64 * HOP_S >= 0.06)
+            .map(|r| r.0)
+            .min();
+        if let Some(a) = found {
+            let s = sound_start(samples, rate_hz, frame_time(a)).max(frame_time(from));
+            out[k].shimo_start_s = Some(round_ms(s));
+        }
+    }
+    if out.is_empty() {
+        return Err(AudioError::input(
+            path,
+            "sound track",
+            "no reading can be heard in the sound track (give readings.jsonl)",
+        ));
+    }
+    Ok(out)
+}
+
+/// How far before the aligned onset a kana's change is looked for, s ...
+const ONSET_SEEK_BEFORE_S: f64 = 0.02;
+/// ... and how far after it.
+const ONSET_SEEK_AFTER_S: f64 = 0.035;
+
+/// Each kana onset after the first, as the alignment placed it (to its 10 ms step, and
+/// early by part of a window), moved to where the sound changes most near it
+/// (`onset::kana_change`), never past the middle of the span to a neighbouring onset.
+fn refine_kana_onsets(samples: &[f32], rate_hz: u32, onsets: &mut [f64]) {
+    let given = onsets.to_vec();
+    for k in 1..given.len() {
+        let lo = (given[k] - ONSET_SEEK_BEFORE_S).max(0.5 * (given[k - 1] + given[k]));
+        let hi = given.get(k + 1).map_or(given[k] + ONSET_SEEK_AFTER_S, |n| {
+            (given[k] + ONSET_SEEK_AFTER_S).min(0.5 * (given[k] + n))
+        });
+        if let Some(t) = super::onset::kana_change(samples, rate_hz, lo, hi) {
+            onsets[k] = round_ms(t);
+        }
+    }
+}
+
+fn round_ms(t: f64) -> f64 {
+    (t * 1000.0).round() / 1000.0
+}
+
+/// A poem score as written: three decimals.
+fn round_score(s: f64) -> f64 {
+    (s * 1000.0).round() / 1000.0
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,181 @@
+//! Where a verse opens: the held first kana told from other speech (its spectrum stands
+//! still, `opening_flux_ratio`), a held kana broken by a dip joined again
+//! (`join_broken_held`), and the first sound of the verse before its voicing (the
+//! consonant, `first_sound`; the periodic sound over the hall's murmur, `periodic_start`).
+//!
+//! Reads the analysis tracks; never names a poem.
+
+use super::{
+    frames_of, Tracks, HELD_BREAK_RATIO_MAX, HELD_MIN_S, MATCH_CEPS, PAUSE_BEFORE_S, VOICING_MIN,
+};
+use crate::audio::features::{Frames, CEPS, HOP_S};
+
+/// A held kana broken for longer than a bridged dip (a neural voice's drawn-out vowel
+/// under a hall's murmur) is joined again over breaks up to this long, when its pieces
+/// sound alike (`HELD_BREAK_RATIO_MAX`) ...
+const HELD_BREAK_GAP_MAX_S: f64 = 0.3;
+/// ... of which the first is at least this long (longer than a kana said at pace) ...
+const HELD_FIRST_PIECE_MIN_S: f64 = 0.3;
+/// ... and each other at least this long.
+const HELD_PIECE_MIN_S: f64 = 0.1;
+/// A periodic frame before a verse's voicing counts as its sound this far over the
+/// floor, dB (`periodic_start`).
+const PERIODIC_ABOVE_FLOOR_DB: f32 = 1.0;
+/// A piece of a held kana with fewer voiced frames than this is too soft under the
+/// murmur for its likeness to be measured (`join_broken_held`).
+const SOFT_PIECE_VOICED_MAX: usize = 5;
+
+/// How much the spectrum changes in a verse's opening `[a, a + open)` against how much it
+/// changes in the rest of the verse `[a + open, end)`: the median cepstral distance
+/// between the means of neighbouring 80 ms blocks, opening over rest. A held kana stands still (well under
+/// 1); speech that opens with several short kana changes as fast as the rest (about 1).
+pub(super) fn opening_flux_ratio(f: &Frames, a: usize, end: usize, open: usize) -> f64 {
+    const BLOCK: usize = 16;
+    let end = end.min(f.len());
+    let mean = |lo: usize| -> [f32; CEPS] {
+        let mut m = [0.0f32; CEPS];
+        for c in &f.ceps[lo..lo + BLOCK] {
+            for k in 0..CEPS {
+                m[k] += c[k] / BLOCK as f32;
+            }
+        }
+        m
+    };
+    let flux = |lo: usize, hi: usize| -> Option<f64> {
+        let mut v: Vec<f32> = Vec::new();
+        let mut i = lo;
+        while i + 2 * BLOCK <= hi {
+            let (x, y) = (mean(i), mean(i + BLOCK));
+            v.push((0..CEPS).map(|k| (x[k] - y[k]).powi(2)).sum::<f32>().sqrt());
+            i += BLOCK / 2;
+        }
+        if v.is_empty() {
+            return None;
+        }
+        v.sort_by(f32::total_cmp);
+        Some(v[v.len() / 2] as f64)
+    };
+    match (flux(a, (a + open).min(end)), flux((a + open).min(end), end)) {
+        (Some(o), Some(r)) if r > 0.0 => o / r,
+        _ => 1.0,
+    }
+}
+
+/// The runs that may open a verse: `held_runs`, with a run that follows a pause and is
+/// too short for a held kana (but longer than a kana said at pace) joined to the pieces
+/// after it (breaks up to `HELD_BREAK_GAP_MAX_S`) while each sounds like it, as the
+/// pieces of one drawn-out vowel do (`HELD_BREAK_RATIO_MAX` of the first piece's own
+/// change), until the whole is as long as a held kana.
+pub(super) fn join_broken_held(tr: &Tracks, held_runs: &[(usize, usize)]) -> Vec<(usize, usize)> {
+    let (held_min, piece_min) = (frames_of(HELD_MIN_S), frames_of(HELD_PIECE_MIN_S));
+    let first_min = frames_of(HELD_FIRST_PIECE_MIN_S);
+    let (gap_max, pause) = (frames_of(HELD_BREAK_GAP_MAX_S), frames_of(PAUSE_BEFORE_S));
+    let mut out = Vec::with_capacity(held_runs.len());
+    let mut k = 0;
+    while k < held_runs.len() {
+        let (a, mut b) = held_runs[k];
+        k += 1;
+        let after_pause = !(a.saturating_sub(pause)..a).any(|i| tr.voiced[i]);
+        if b - a >= held_min || b - a < first_min || !after_pause {
+            out.push((a, b));
+            continue;
+        }
+        let half = (b - a) / 2;
+        let within = voiced_ceps_distance(tr, (a, a + half), (a + half, b));
+        // A first piece with no voiced frame at all is a vowel too soft under the hall's
+        // murmur for its cepstra to be compared: its pieces are joined on their breaks alone.
+        let soft = (a..b).filter(|&i| tr.voiced[i]).count() < SOFT_PIECE_VOICED_MAX;
+        while b - a < held_min {
+            // The next piece, passing over flickers too short to be one (they join with it).
+            let Some(j) =
+                (k..held_runs.len()).find(|&j| held_runs[j].1 - held_runs[j].0 >= piece_min)
+            else {
+                break;
+            };
+            let (na, nb) = held_runs[j];
+            // The break ends where the next piece's periodic sound begins (a held vowel
+            // may run on softly under the murmur before it is voiced again).
+            let resumed = periodic_from(tr, na, na.saturating_sub(b));
+            let alike = resumed.saturating_sub(b) <= gap_max
+                && (soft
+                    || voiced_ceps_distance(tr, (a, b), (na, nb)) <= HELD_BREAK_RATIO_MAX * within);
+            if !alike {
+                break;
+            }
+            b = nb;
+            k = j + 1;
+        }
+        out.push((a, b));
+    }
+    out
+}
+
+/// Where the periodic sound that turns voiced at `voiced_start` began: frames before it
+/// as periodic as a voiced one (`VOICING_MIN`) though only PERIODIC_ABOVE_FLOOR_DB over
+/// the floor, walked back over (a frame's dip forgiven) up to `back` frames; the leading
+/// edge of the first one's window. `None` when the frame before the voicing is not one.
+/// A nasal or a soft vowel under a loud hall's murmur stands a few dB over it for its
+/// first 60-140 ms, too little for the band levels (`sound_start`), but the murmur is not
+/// periodic.
+pub(super) fn periodic_start(tr: &Tracks, voiced_start: usize, back: usize) -> Option<f64> {
+    let voiced_start = voiced_start.min(tr.f.len());
+    let first = periodic_from(tr, voiced_start, back);
+    // A frame's window starts at the frame times the hop.
+    (first < voiced_start).then_some(first as f64 * HOP_S)
+}
+
+/// The first frame of the periodic sound running into frame `to` (`periodic_start`), or
+/// `to` when the frame before it is not periodic.
+fn periodic_from(tr: &Tracks, to: usize, back: usize) -> usize {
+    let f = &tr.f;
+    let periodic = |i: usize| {
+        f.voicing[i] >= VOICING_MIN && f.level_db[i] > tr.floor[i] + PERIODIC_ABOVE_FLOOR_DB
+    };
+    let to = to.min(f.len());
+    let mut first = to;
+    let mut misses = 0;
+    for i in (to.saturating_sub(back)..to).rev() {
+        if periodic(i) {
+            first = i;
+            misses = 0;
+        } else {
+            misses += 1;
+            if misses > 1 {
+                break;
+            }
+        }
+    }
+    first
+}
+
+/// Distance between the mean lower cepstra of the voiced frames of two stretches.
+pub(super) fn voiced_ceps_distance(tr: &Tracks, x: (usize, usize), y: (usize, usize)) -> f64 {
+    let f = &tr.f;
+    let mean = |(a, b): (usize, usize)| -> [f64; MATCH_CEPS] {
+        let (a, b) = (a.min(f.len()), b.min(f.len()));
+        let n = (a..b).filter(|&i| tr.voiced[i]).count().max(1);
+        let mut m = [0.0f64; MATCH_CEPS];
+        for i in (a..b).filter(|&i| tr.voiced[i]) {
+            for (mk, &c) in m.iter_mut().zip(&f.ceps[i][..MATCH_CEPS]) {
+                *mk += c as f64 / n as f64;
+            }
+        }
+        m
+    };
+    let (p, q) = (mean(x), mean(y));
+    (0..MATCH_CEPS)
+        .map(|k| (p[k] - q[k]).powi(2))
+        .sum::<f64>()
+        .sqrt()
+}
+
+/// The first frame of the sound that turns voiced at `voiced_start`: frames before it
+/// still above the floor (a consonant), looked for up to `back` frames.
+pub(super) fn first_sound(tr: &Tracks, voiced_start: usize, back: usize) -> usize {
+    let mut s = voiced_start;
+    let lo = voiced_start.saturating_sub(back);
+    while s > lo && tr.active(s - 1) {
+        s -= 1;
+    }
+    s
+}

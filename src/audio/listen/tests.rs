@@ -1,0 +1,402 @@
+//! Listening, tested on synthetic verses and tracks.
+
+use super::naming::{name_poem, normalised, Naming, Verse};
+use super::opening::periodic_start;
+use super::readers_voice::{own_voice_names, rename_in_the_readers_voice, second_opinion};
+use super::*;
+use crate::audio::features::CEPS;
+use crate::audio::templates::poem_template;
+use crate::audio::templates::KanaTemplates;
+use crate::rules::kimariji::sound_units;
+use crate::rules::poems::poem;
+
+/// A verse of poem `no` as a voice unlike the templates says it: template voice 0
+/// at a reader's pace, its cepstra mixed into each other (another vocal tract).
+fn verse_in_another_voice(no: u8) -> Verse {
+    let p = poem(no).expect("a poem");
+    let units = sound_units(&p.kami_kana, &p.kami_pron);
+    let (y, _) = poem_template(embedded(), &units, 0, 110, 22).expect("its kana");
+    let mixed: Vec<[f32; CEPS]> = y
+        .iter()
+        .map(|c| {
+            let mut o = [0.0f32; CEPS];
+            for k in 0..MATCH_CEPS {
+                o[k] = 0.5 * c[k] - 0.9 * c[(k + 1) % MATCH_CEPS] + 0.6 * c[(k + 3) % MATCH_CEPS];
+            }
+            o
+        })
+        .collect();
+    Verse {
+        frames: normalised(&mixed),
+        first_frame: 0,
+        start_s: 0.0,
+    }
+}
+
+/// Each verse matched by the templates in turn, as `heard_readings` does before the
+/// reader's voice is learnt: the readings and the verses with their naming.
+fn named_in_turn(verses: Vec<Verse>) -> (Vec<HeardReading>, Vec<(Verse, Naming)>) {
+    let mut pool = ReadPool::new();
+    let mut out = Vec::new();
+    let mut named_verses = Vec::new();
+    for (i, verse) in verses.into_iter().enumerate() {
+        let named = name_poem(&verse, embedded(), &pool);
+        if let Some(p) = named.poem {
+            pool.mark_read(p);
+        }
+        out.push(HeardReading {
+            seq: i as u32 + 1,
+            poem: named.poem,
+            kami_start_s: 0.0,
+            onsets_s: Vec::new(),
+            kami_end_s: 0.0,
+            shimo_start_s: None,
+            void: false,
+            poem_score: named.score,
+            candidate: named.candidate,
+        });
+        named_verses.push((verse, named));
+    }
+    (out, named_verses)
+}
+
+#[test]
+fn verses_in_a_voice_without_template_are_named_after_learning_the_voice() {
+    let t = embedded();
+    let (mut out, mut verses) = named_in_turn((1..=6u8).map(verse_in_another_voice).collect());
+    let before: Vec<Option<u8>> = out.iter().map(|r| r.poem).collect();
+    assert!(
+        before.iter().filter(|p| p.is_some()).count() <= 3,
+        "the templates alone already name {before:?}"
+    );
+    rename_in_the_readers_voice(t, &mut out, &mut verses);
+    let after: Vec<Option<u8>> = out.iter().map(|r| r.poem).collect();
+    assert_eq!(
+        after,
+        (1..=6).map(Some).collect::<Vec<_>>(),
+        "before: {before:?}"
+    );
+}
+
+#[test]
+fn with_no_verse_named_the_surest_one_teaches_the_readers_voice() {
+    let t = embedded();
+    let (mut out, mut verses) = named_in_turn((1..=6u8).map(verse_in_another_voice).collect());
+    // As if the templates had named none: every verse left at its closest match.
+    for (r, (_, n)) in out.iter_mut().zip(verses.iter_mut()) {
+        r.poem = None;
+        n.poem = None;
+    }
+    rename_in_the_readers_voice(t, &mut out, &mut verses);
+    let after: Vec<Option<u8>> = out.iter().map(|r| r.poem).collect();
+    assert_eq!(after, (1..=6).map(Some).collect::<Vec<_>>());
+}
+
+/// Verses of poems `nos` as a reader whose every kana is off the templates by its
+/// own amount (no one map of the cepstra takes them all back), at a reader's pace.
+fn verses_in_a_voice_of_its_own(nos: &[u8], off: f32) -> Vec<Verse> {
+    let own = KanaTemplates {
+        kana: embedded()
+            .kana
+            .iter()
+            .map(|(k, voices)| {
+                let seed = k.chars().map(|c| c as u32).sum::<u32>() as f32;
+                let frames: Vec<[f32; CEPS]> = voices[0]
+                    .iter()
+                    .map(|c| {
+                        let mut o = *c;
+                        for (m, v) in o.iter_mut().enumerate().take(MATCH_CEPS) {
+                            *v += off * (seed * 0.618 * (m + 1) as f32).sin();
+                        }
+                        o
+                    })
+                    .collect();
+                (k.clone(), vec![frames])
+            })
+            .collect(),
+    };
+    nos.iter()
+        .map(|&no| {
+            let p = poem(no).expect("a poem");
+            let units = sound_units(&p.kami_kana, &p.kami_pron);
+            let (y, _) = poem_template(&own, &units, 0, 110, 22).expect("its kana");
+            Verse {
+                frames: normalised(&y),
+                first_frame: 0,
+                start_s: 0.0,
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn a_reader_unlike_every_template_is_named_in_its_own_voice_once_its_kana_are_heard() {
+    let t = embedded();
+    let nos: Vec<u8> = (1..=12).collect();
+    let (mut out, mut verses) = named_in_turn(verses_in_a_voice_of_its_own(&nos, 60.0));
+    let before: Vec<Option<u8>> = out.iter().map(|r| r.poem).collect();
+    rename_in_the_readers_voice(t, &mut out, &mut verses);
+    let after: Vec<Option<u8>> = out.iter().map(|r| r.poem).collect();
+    for (r, no) in out.iter().zip(&nos) {
+        assert!(
+            r.poem.is_none_or(|p| p == *no),
+            "verse of poem {no} named {:?}: {after:?}",
+            r.poem
+        );
+    }
+    let own_voice = verses.iter().filter(|(_, n)| n.voice.is_none()).count();
+    assert!(
+        own_voice >= 1,
+        "no verse named in the reader's own voice: before {before:?}, after {after:?}"
+    );
+}
+
+#[test]
+fn a_naming_in_the_readers_own_voice_stands_alone_only_when_plain() {
+    let own = |poem: u8, score: f64| Naming {
+        poem: Some(poem),
+        score,
+        onsets: Vec::new(),
+        candidate: Some(poem),
+        aligned: Vec::new(),
+        voice: None,
+        kana_spans: Vec::new(),
+    };
+    // Agreeing with the templates' closest poem, a naming there is enough.
+    assert!(own_voice_names(&own(5, POEM_SCORE_MIN), Some(5)));
+    // Against another closest poem, or none, it must stand out twice as plainly.
+    assert!(!own_voice_names(&own(5, 1.5 * POEM_SCORE_MIN), Some(7)));
+    assert!(own_voice_names(&own(5, 2.0 * POEM_SCORE_MIN), Some(7)));
+    assert!(own_voice_names(&own(5, 0.2), None));
+    let unnamed = Naming {
+        poem: None,
+        ..own(5, 0.2)
+    };
+    assert!(!own_voice_names(&unnamed, Some(5)));
+}
+
+#[test]
+fn a_verse_named_narrowly_is_left_null_when_the_readers_own_kana_name_another_plainly() {
+    let t = embedded();
+    let nos: Vec<u8> = (1..=12).collect();
+    let (mut out, mut verses) = named_in_turn(verses_in_a_voice_of_its_own(&nos, 20.0));
+    let named = verses.iter().filter(|(_, n)| n.poem.is_some()).count();
+    assert!(named >= 8, "{named} of 12 named by the templates");
+    // Two verses the templates named narrowly: one rightly, one as another poem.
+    let (wrong, right) = (
+        nos.iter()
+            .position(|&p| verses[(p - 1) as usize].1.poem == Some(p))
+            .expect("one"),
+        nos.iter()
+            .rposition(|&p| verses[(p - 1) as usize].1.poem == Some(p))
+            .expect("two"),
+    );
+    for k in [wrong, right] {
+        verses[k].1.score = POEM_SCORE_MIN;
+        verses[k].1.voice = Some(0);
+    }
+    verses[wrong].1.poem = Some(99);
+    out[wrong].poem = Some(99);
+    second_opinion(t, &mut out, &verses);
+    assert_eq!(out[wrong].poem, None, "the narrow wrong naming stands");
+    assert_eq!(
+        out[right].poem,
+        Some(nos[right]),
+        "the narrow right naming fell"
+    );
+}
+
+/// A vowel-like sound: harmonics of 150 Hz whose balance is set by `shade` (0..1).
+fn vowel(t_s: f64, shade: f64) -> f32 {
+    (1..12)
+        .map(|h| {
+            let weight =
+                (1.0 - shade) / h as f64 + shade * (-((h as f64 - 5.0).powi(2)) / 4.0).exp();
+            weight * (2.0 * std::f64::consts::PI * 150.0 * h as f64 * t_s).sin()
+        })
+        .sum::<f64>() as f32
+        * 0.05
+}
+
+#[test]
+fn a_held_kana_broken_for_less_than_a_pause_opens_its_verse_at_its_first_piece() {
+    const RATE: u32 = 16_000;
+    // Silence, then a held kana from 2.0 s drifting slowly in shade, broken from 2.4
+    // to 2.48 s, held on to 3.1 s; then 3 s of shorter sounds of changing shades.
+    let n = 8 * RATE as usize;
+    let x: Vec<f32> = (0..n)
+        .map(|i| {
+            let t = i as f64 / RATE as f64;
+            let hiss = ((i * 7919) % 101) as f32 / 101.0 - 0.5;
+            let voice = if (2.0..2.4).contains(&t) || (2.48..3.1).contains(&t) {
+                vowel(t, (t - 2.0) / 1.1 * 0.5)
+            } else if (3.1..6.1).contains(&t) && (t - 3.1) % 0.25 < 0.21 {
+                vowel(t, ((t - 3.1) / 0.25).floor() % 4.0 / 3.0)
+            } else {
+                0.0
+            };
+            voice + hiss * 0.0005
+        })
+        .collect();
+    let heard = heard_readings(Path::new("test.wav"), &x, RATE).expect("a verse");
+    assert_eq!(heard.len(), 1, "{heard:?}");
+    let start = heard[0].kami_start_s;
+    assert!((start - 2.0).abs() < 0.03, "verse heard from {start:.3} s");
+}
+
+/// A test track at 16 kHz from `voice(t)`, over a faint hiss.
+fn track(seconds: usize, voice: impl Fn(f64) -> f32) -> Vec<f32> {
+    const RATE: usize = 16_000;
+    (0..seconds * RATE)
+        .map(|i| {
+            let hiss = ((i * 7919) % 101) as f32 / 101.0 - 0.5;
+            voice(i as f64 / RATE as f64) + hiss * 0.0005
+        })
+        .collect()
+}
+
+/// Kana said at pace from `from` to `to`: 0.21 s of sound every 0.25 s, in turning shades.
+fn kana_at_pace(t: f64, from: f64, to: f64) -> f32 {
+    if (from..to).contains(&t) && (t - from) % 0.25 < 0.21 {
+        vowel(t, ((t - from) / 0.25).floor() % 4.0 / 3.0)
+    } else {
+        0.0
+    }
+}
+
+/// The readings heard in a 16 kHz test track, which must be one.
+fn the_one_verse(x: &[f32]) -> HeardReading {
+    let mut heard = heard_readings(Path::new("test.wav"), x, 16_000).expect("a verse");
+    assert_eq!(heard.len(), 1, "{heard:?}");
+    heard.remove(0)
+}
+
+const SOFT_GAIN: f32 = 0.2;
+const MURMUR_GAIN: f32 = 0.02;
+
+/// A drawn-out vowel: one shade wobbling a little.
+fn held_vowel(t: f64) -> f32 {
+    vowel(t, 0.3 + 0.1 * (2.0 * std::f64::consts::PI * t / 0.5).sin())
+}
+
+#[test]
+fn a_held_kana_broken_into_short_pieces_after_a_pause_still_opens_its_verse() {
+    // A held kana from 2.0 s broken from 2.42 to 2.62 s (longer than a pause), neither
+    // piece as long as a held kana; then 3 s of kana at pace.
+    let x = track(8, |t| {
+        if (2.0..2.42).contains(&t) || (2.62..3.1).contains(&t) {
+            held_vowel(t)
+        } else {
+            kana_at_pace(t, 3.15, 6.15)
+        }
+    });
+    let heard = the_one_verse(&x);
+    let start = heard.kami_start_s;
+    assert!((start - 2.0).abs() < 0.03, "verse heard from {start:.3} s");
+}
+
+#[test]
+fn a_held_kana_too_soft_to_be_voiced_before_its_break_still_opens_its_verse() {
+    // Under a steady murmur, a held kana from 2.0 s sounds only a few dB over it until
+    // a break from 2.42 to 2.62 s, then loud to 3.1 s; then 3 s of kana at pace.
+    let mut seed = 0x2545_f491_4f6c_dd1du64;
+    let murmur: Vec<f32> = (0..8 * 16_000)
+        .map(|_| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed >> 40) as f32 / (1u64 << 24) as f32 - 0.5
+        })
+        .collect();
+    let x = track(8, |t| {
+        let voice = if (2.0..2.42).contains(&t) {
+            SOFT_GAIN * held_vowel(t)
+        } else if (2.62..3.1).contains(&t) {
+            held_vowel(t)
+        } else {
+            kana_at_pace(t, 3.15, 6.15)
+        };
+        voice + MURMUR_GAIN * murmur[((t * 16_000.0) as usize).min(murmur.len() - 1)]
+    });
+    let heard = the_one_verse(&x);
+    let start = heard.kami_start_s;
+    assert!((start - 2.0).abs() < 0.03, "verse heard from {start:.3} s");
+}
+
+#[test]
+fn a_verse_cut_by_a_pause_a_little_too_long_is_carried_over_it() {
+    // A held kana from 2.0 s, a second of kana, 0.3 s without voice (an unvoiced kana
+    // under the murmur), then 2.5 s more: one verse, to its end.
+    let x = track(9, |t| {
+        if (2.0..3.1).contains(&t) {
+            held_vowel(t)
+        } else {
+            kana_at_pace(t, 3.1, 4.1) + kana_at_pace(t, 4.4, 6.9)
+        }
+    });
+    let heard = the_one_verse(&x);
+    assert!((heard.kami_start_s - 2.0).abs() < 0.03, "{heard:?}");
+    assert!((heard.kami_end_s - 6.9).abs() < 0.1, "{heard:?}");
+}
+
+#[test]
+fn speech_too_short_for_a_verse_is_not_carried_into_the_next_verse() {
+    // A held kana and a second of kana (2.1 s in all), 0.3 s without voice, then a verse
+    // of its own: a held kana from 4.4 s and 2.5 s of kana. One verse, the second.
+    let x = track(10, |t| {
+        if (2.0..3.1).contains(&t) || (4.4..5.5).contains(&t) {
+            held_vowel(t)
+        } else {
+            kana_at_pace(t, 3.1, 4.1) + kana_at_pace(t, 5.5, 8.0)
+        }
+    });
+    let heard = the_one_verse(&x);
+    assert!((heard.kami_start_s - 4.4).abs() < 0.03, "{heard:?}");
+}
+
+#[test]
+fn a_verse_starts_where_its_periodic_sound_stands_over_the_murmur() {
+    // Frames of 5 ms: murmur (voicing 0.3-0.45, at the floor) to frame 100, a nasal
+    // from frame 100 (voicing 0.6-0.75, 2 dB over the floor, one frame dipping to 0.5),
+    // voiced (10 dB over) from frame 120.
+    let n = 200;
+    let voicing: Vec<f32> = (0..n)
+        .map(|i| match i {
+            _ if i < 100 => 0.3 + 0.15 * ((i * 7) % 10) as f32 / 10.0,
+            108 => 0.5,
+            _ if i < 120 => 0.6 + 0.15 * ((i * 3) % 10) as f32 / 10.0,
+            _ => 0.9,
+        })
+        .collect();
+    let level_db: Vec<f32> = (0..n)
+        .map(|i| match i {
+            _ if i < 100 => 0.5,
+            _ if i < 120 => 2.0,
+            _ => 10.0,
+        })
+        .collect();
+    let tracks = |voicing: Vec<f32>| Tracks {
+        f: Frames {
+            level_db: level_db.clone(),
+            high_db: vec![0.0; n],
+            voicing,
+            ceps: vec![[0.0; CEPS]; n],
+        },
+        floor: vec![0.0; n],
+        high_floor: vec![0.0; n],
+        voiced: (0..n).map(|i| i >= 120).collect(),
+    };
+    let start = periodic_start(&tracks(voicing.clone()), 120, 30).expect("a nasal");
+    assert!((start - 100.0 * HOP_S).abs() < 1e-9, "start {start:.4} s");
+    // Two frames without it end the walk.
+    let mut broken = voicing.clone();
+    broken[110] = 0.4;
+    broken[111] = 0.4;
+    let start = periodic_start(&tracks(broken), 120, 30).expect("part of it");
+    assert!((start - 112.0 * HOP_S).abs() < 1e-9, "start {start:.4} s");
+    // No periodic frame before the voicing: nothing to move.
+    let mut none = voicing;
+    none[119] = 0.3;
+    none[118] = 0.3;
+    assert_eq!(periodic_start(&tracks(none), 120, 30), None);
+}
