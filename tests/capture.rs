@@ -14,7 +14,14 @@ fn pattern_video(video: &Path, seconds: f64, gop: u32) {
     let ok = Command::new("ffmpeg")
         .args(["-nostdin", "-y", "-v", "error", "-f", "lavfi", "-i"])
         .arg(format!("testsrc2=s=320x180:r=240:d={seconds}"))
-        .args(["-c:v", "libx264", "-g", &gop.to_string(), "-pix_fmt", "yuv420p"])
+        .args([
+            "-c:v",
+            "libx264",
+            "-g",
+            &gop.to_string(),
+            "-pix_fmt",
+            "yuv420p",
+        ])
         .arg(video)
         .status()
         .expect("ffmpeg");

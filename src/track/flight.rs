@@ -93,9 +93,9 @@ pub(super) struct Flight {
     /// Frames it has lain still, whether or not its whole face showed...
     #[serde(default)]
     pub(super) still: u32,
-    /// ...since it stopped here.
+    /// ...since it stopped `stopped`: the fullest view of its paper there (`lies_still`).
     #[serde(default)]
-    pub(super) stopped_at_px: Option<[f64; 2]>,
+    pub(super) stopped: Option<SeenBlob>,
     pub(super) unseen: u32,
     pub(super) unseen_from_s: Option<f64>,
     pub(super) angle_deg: f64,
@@ -342,7 +342,7 @@ impl CardTracker {
         }
         f.unseen = 0;
         f.unseen_from_s = None;
-        if self.lies_still(&mut f, &b) {
+        if self.lies_still(&mut f, &b)? {
             f.still += 1;
             if full {
                 f.settled += 1;
@@ -511,20 +511,31 @@ impl CardTracker {
             }))
     }
 
-    /// Whether a flight's paper, seen at `b`, still lies within `SETTLE_DRIFT_MM` of
-    /// where it stopped; when it has moved on, its stillness starts again from here.
-    pub(super) fn lies_still(&self, f: &mut Flight, b: &SeenBlob) -> bool {
+    /// Whether a flight's paper, seen at `b`, still lies where it stopped: its centre
+    /// within `SETTLE_DRIFT_MM` of the centre there, or one view's paper wholly within the
+    /// other's outline grown by that much. A card at rest partly hidden (a hand's shadow,
+    /// a neighbour's edge) shows less of its paper and its centre moves, though no paper
+    /// of it lies beyond where it lay; a card moving on shows paper beyond. The fullest
+    /// view since it stopped is kept as where it stopped; when the card has moved on, its
+    /// stillness starts again from here.
+    pub(super) fn lies_still(&self, f: &mut Flight, b: &SeenBlob) -> Result<bool, TrackError> {
         let limit_px = SETTLE_DRIFT_MM * self.px_per_mm();
-        let c = b.centre_px;
-        match f.stopped_at_px {
-            Some(a) if dist(a, c) < limit_px => true,
-            _ => {
-                f.stopped_at_px = Some(c);
-                f.still = 0;
-                f.settled = 0;
-                false
+        let still = match &f.stopped {
+            Some(s) => {
+                dist(s.centre_px, b.centre_px) < limit_px
+                    || within_outline(&b.outline_px, &s.outline_px, limit_px)?
+                    || within_outline(&s.outline_px, &b.outline_px, limit_px)?
             }
+            None => false,
+        };
+        if !still {
+            f.stopped = Some(b.clone());
+            f.still = 0;
+            f.settled = 0;
+        } else if f.stopped.as_ref().is_some_and(|s| b.area_px > s.area_px) {
+            f.stopped = Some(b.clone());
         }
+        Ok(still)
     }
 
     /// Which way card `i`'s flight `f` was going at its last sighting (px, from its
@@ -612,6 +623,29 @@ pub(super) fn nearest_mod_180(a: f64, reference: f64) -> f64 {
     let d = (a - reference).rem_euclid(180.0);
     let d = if d > 90.0 { d - 180.0 } else { d };
     reference + d
+}
+
+/// Whether every point of `pts` lies inside `outline` (a closed contour, pixels) or
+/// within `margin_px` of it.
+fn within_outline(
+    pts: &[[f64; 2]],
+    outline: &[[f64; 2]],
+    margin_px: f64,
+) -> Result<bool, TrackError> {
+    if outline.len() < 3 || pts.is_empty() {
+        return Ok(false);
+    }
+    let contour: Vector<Point2f> = outline
+        .iter()
+        .map(|p| Point2f::new(p[0] as f32, p[1] as f32))
+        .collect();
+    for p in pts {
+        let at = Point2f::new(p[0] as f32, p[1] as f32);
+        if imgproc::point_polygon_test(&contour, at, true)? < -margin_px {
+            return Ok(false);
+        }
+    }
+    Ok(true)
 }
 
 #[cfg(test)]

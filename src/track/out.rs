@@ -103,7 +103,7 @@ impl CardTracker {
             Some(b) => {
                 claimed.push(b.bbox_px());
                 f.learn_speed(&b);
-                if self.lies_still(&mut f, &b) {
+                if self.lies_still(&mut f, &b)? {
                     f.settled += 1;
                 }
                 f.unseen = 0;

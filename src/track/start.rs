@@ -199,7 +199,7 @@ impl CardTracker {
             steps: 0,
             settled: 0,
             still: 0,
-            stopped_at_px: None,
+            stopped: None,
             unseen: 0,
             unseen_from_s: None,
             angle_deg: angle,
