@@ -209,12 +209,7 @@ impl CardTracker {
                         },
                     ));
                 }
-                self.cards[i].phase = Phase::Missing {
-                    since_frame: frame,
-                    given_up: false,
-                    lost_at_px: Some(f.last.centre_px),
-                    left: Some(self.left_of(&f)?),
-                };
+                self.cards[i].phase = self.missing_after(&f, frame)?;
             } else {
                 self.cards[i].phase = Phase::Moving(f);
             }
@@ -354,12 +349,7 @@ impl CardTracker {
         } else if f.still >= PARTIAL_REST_FRAMES {
             // At rest, but its paper never shows whole (it lies partly where another card
             // lay, or a hand stays on it): the card search finds and names it there.
-            self.cards[i].phase = Phase::Missing {
-                since_frame: frame,
-                given_up: false,
-                lost_at_px: Some(f.last.centre_px),
-                left: Some(self.left_of(&f)?),
-            };
+            self.cards[i].phase = self.missing_after(&f, frame)?;
         } else {
             self.cards[i].phase = Phase::Moving(f);
         }
@@ -523,8 +513,8 @@ impl CardTracker {
         let still = match &f.stopped {
             Some(s) => {
                 dist(s.centre_px, b.centre_px) < limit_px
-                    || within_outline(&b.outline_px, &s.outline_px, limit_px)?
-                    || within_outline(&s.outline_px, &b.outline_px, limit_px)?
+                    || paper_within(b, s, limit_px)?
+                    || paper_within(s, b, limit_px)?
             }
             None => false,
         };
@@ -536,6 +526,18 @@ impl CardTracker {
             f.stopped = Some(b.clone());
         }
         Ok(still)
+    }
+
+    /// A card followed in flight and no longer followed from `frame` (lost under a hand,
+    /// or at rest where its paper never shows whole): missing, to be searched for from
+    /// where it was last seen.
+    fn missing_after(&self, f: &Flight, frame: usize) -> Result<Phase, TrackError> {
+        Ok(Phase::Missing {
+            since_frame: frame,
+            given_up: false,
+            lost_at_px: Some(f.last.centre_px),
+            left: Some(self.left_of(f)?),
+        })
     }
 
     /// Which way card `i`'s flight `f` was going at its last sighting (px, from its
@@ -625,6 +627,18 @@ pub(super) fn nearest_mod_180(a: f64, reference: f64) -> f64 {
     reference + d
 }
 
+/// Whether the paper of `a` lies wholly within the outline of `b` grown by `margin_px`:
+/// first by their bounding boxes (a card moving on fails there, at no cost), then point
+/// by point.
+fn paper_within(a: &SeenBlob, b: &SeenBlob, margin_px: f64) -> Result<bool, TrackError> {
+    let (ba, bb) = (a.bbox_px(), b.bbox_px());
+    let boxed = ba[0] >= bb[0] - margin_px
+        && ba[1] >= bb[1] - margin_px
+        && ba[2] <= bb[2] + margin_px
+        && ba[3] <= bb[3] + margin_px;
+    Ok(boxed && within_outline(&a.outline_px, &b.outline_px, margin_px)?)
+}
+
 /// Whether every point of `pts` lies inside `outline` (a closed contour, pixels) or
 /// within `margin_px` of it.
 fn within_outline(
@@ -651,6 +665,30 @@ fn within_outline(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn rect_blob(x0: f64, y0: f64, x1: f64, y1: f64) -> SeenBlob {
+        SeenBlob {
+            centre_px: [(x0 + x1) / 2.0, (y0 + y1) / 2.0],
+            area_px: (x1 - x0) * (y1 - y0),
+            outline_px: vec![[x0, y0], [x1, y0], [x1, y1], [x0, y1]],
+        }
+    }
+
+    #[test]
+    fn paper_partly_hidden_lies_within_where_it_stopped_and_paper_moved_on_does_not() {
+        let whole = rect_blob(100.0, 100.0, 146.0, 167.0);
+        // A quarter of the paper hidden: the centre moves 8 px, the paper stays inside.
+        let part = rect_blob(100.0, 100.0, 146.0, 150.0);
+        assert!(paper_within(&part, &whole, 2.7).unwrap());
+        assert!(!paper_within(&whole, &part, 2.7).unwrap());
+        // The whole card moved on by 4 px: paper beyond either outline.
+        let moved = rect_blob(104.0, 100.0, 150.0, 167.0);
+        assert!(!paper_within(&moved, &whole, 2.7).unwrap());
+        assert!(!paper_within(&whole, &moved, 2.7).unwrap());
+        // Moved by 2 px, within the drift allowed.
+        let nudged = rect_blob(102.0, 100.0, 148.0, 167.0);
+        assert!(paper_within(&nudged, &whole, 2.7).unwrap());
+    }
 
     #[test]
     fn paper_ahead_on_a_lost_cards_course_is_within_the_cone_of_its_way() {
