@@ -304,6 +304,16 @@ impl Perceiver {
         self.cards = cards;
     }
 
+    /// The card nearest field point `at` among those within `radius_mm` of its outline.
+    fn card_near(&self, at: Pt, radius_mm: f64) -> Option<CardRef> {
+        self.cards
+            .iter()
+            .map(|(poem, c)| (*poem, dist_to_quad(at, c)))
+            .filter(|(_, d)| *d <= radius_mm)
+            .min_by(|a, b| a.1.total_cmp(&b.1))
+            .map(|(p, _)| p)
+    }
+
     /// One decoded frame, in order.
     pub fn push(
         &mut self,
@@ -519,13 +529,7 @@ impl Perceiver {
         }
         if let (Some(px), true) = (h.contact_px, h.contact_p >= CONTACT_MIN_P) {
             let pt = self.map.point_to_field(px)?;
-            h.contact = self
-                .cards
-                .iter()
-                .map(|(poem, c)| (*poem, dist_to_quad(pt, c)))
-                .filter(|(_, d)| *d <= TOUCH_RADIUS_MM)
-                .min_by(|a, b| a.1.total_cmp(&b.1))
-                .map(|(p, _)| p);
+            h.contact = self.card_near(pt, TOUCH_RADIUS_MM);
         }
         Ok(pointed)
     }

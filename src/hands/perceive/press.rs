@@ -5,7 +5,7 @@
 //! Reads the frame, the hand's fingertips and the cards' places; emits nothing itself
 //! (the change of contact becomes a `touch` in `events`).
 
-use super::fingers::{dist_to_quad, tips_to_look_at, wrist_and_tips};
+use super::fingers::{tips_to_look_at, wrist_and_tips};
 use super::{Perceiver, CONTACT_MIN_P, CONTACT_TIPS_MAX};
 use crate::hands::contact::CropSource;
 use crate::hands::decode::HandObs;
@@ -82,13 +82,7 @@ impl Perceiver {
                 }
                 None => tips[i],
             };
-            h.contact = self
-                .cards
-                .iter()
-                .map(|(poem, c)| (*poem, dist_to_quad(at, c)))
-                .filter(|(_, d)| *d <= CONTACT_CARD_RADIUS_MM)
-                .min_by(|a, b| a.1.total_cmp(&b.1))
-                .map(|(p, _)| p);
+            h.contact = self.card_near(at, CONTACT_CARD_RADIUS_MM);
         }
         Ok(())
     }
