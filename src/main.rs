@@ -351,8 +351,8 @@ fn main() -> ExitCode {
             stage_times,
             backend,
             threads,
-        } => cli::analyze::live(
-            &cli::analyze::LiveArgs {
+        } => cli::live::live(
+            &cli::live::LiveArgs {
                 video,
                 camera,
                 realtime,

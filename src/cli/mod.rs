@@ -4,6 +4,7 @@
 pub mod analyze;
 pub mod field;
 pub mod layout;
+pub mod live;
 pub mod perceive;
 pub mod readings;
 pub mod report;
