@@ -700,3 +700,69 @@ fn a_take_lost_to_the_hand_that_is_not_the_lead_hand_goes_to_review() {
     assert_eq!(kept.take, taken.take);
     assert!(kept.needs_review.is_none(), "{:?}", kept.needs_review);
 }
+
+#[test]
+fn a_hand_sweeping_past_a_card_it_does_not_move_is_not_ruled_as_touching_it() {
+    use karuta_referee::judge::windows::PASS_SWEEP_MM_S;
+    use karuta_referee::rules::{By, Event, EventKind, FoulKind, Hand, Player};
+    let (layout, readings, _) = example();
+    let rule = |sweep: Option<f64>, more: Vec<Event>| {
+        let mut w = Windows::new(&layout, vec![readings[0].clone()], true);
+        w.fingertip_touches(true);
+        let mut touch = Event::new(
+            11.5,
+            EventKind::Touch {
+                player: Player::A,
+                hand: Hand::Right,
+                poem: Some(10),
+                territory: None,
+                direct: true,
+            },
+        );
+        touch.sweep_mm_s = sweep;
+        let mut events = vec![touch];
+        events.extend(more);
+        w.add(events);
+        let mut r = w.finish();
+        assert_eq!(r.len(), 1);
+        r.remove(0)
+    };
+    let dead_card_foul = |r: &Ruling| {
+        r.fouls
+            .iter()
+            .any(|f| f.player == Player::A && f.kind == FoulKind::DeadCard)
+    };
+    // A touch during a dead card (23-1) by a hand at rest on the card, or of unknown speed.
+    for sweep in [None, Some(150.0), Some(PASS_SWEEP_MM_S - 1.0)] {
+        let r = rule(sweep, Vec::new());
+        assert!(dead_card_foul(&r.ruling), "{sweep:?}: {:?}", r.ruling.fouls);
+        assert!(!r.ruling.why.contains("Not ruled as touches"));
+    }
+    // The hand sweeping past at 0.9 m/s, the card unmoved: no touch, no foul, and the
+    // ruling says what was left out; the event itself stays in the window's events.
+    let passed = rule(Some(900.0), Vec::new());
+    assert!(passed.ruling.fouls.is_empty(), "{:?}", passed.ruling.fouls);
+    assert!(
+        passed
+            .ruling
+            .why
+            .contains("A's hand over 10 at 11.500 s, at 0.90 m/s"),
+        "{}",
+        passed.ruling.why
+    );
+    assert!(passed
+        .events
+        .iter()
+        .any(|e| e.sweep_mm_s == Some(900.0) && matches!(e.what, EventKind::Touch { .. })));
+    // The same hand driving the card out: a touch, whatever its speed.
+    let out = Event::new(
+        11.8,
+        EventKind::Out {
+            poem: 10,
+            by: By::A,
+            hand: Some(Hand::Right),
+        },
+    );
+    let struck = rule(Some(900.0), vec![out]);
+    assert!(dead_card_foul(&struck.ruling), "{:?}", struck.ruling.fouls);
+}

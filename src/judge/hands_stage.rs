@@ -95,6 +95,8 @@ pub(super) enum Staged {
         frame: capture::Frame,
         seen: Vec<HandSeen>,
         events: Vec<Event>,
+        /// Touches the hand source holds back after this frame.
+        held: Vec<Event>,
         /// The hand source's state after this frame (for a checkpoint).
         state: Option<serde_json::Value>,
         at: HandsAt,
@@ -136,6 +138,7 @@ pub(super) fn perceive_hands(
             SourceItem::Frame(f) => match hands.as_deref_mut() {
                 Some(h) => match placed_then_pushed(h, cards.as_mut(), behind, &f) {
                     Ok((seen, events)) => Staged::Frame {
+                        held: h.held(),
                         state: h.state(),
                         frame: f,
                         seen,
@@ -148,6 +151,7 @@ pub(super) fn perceive_hands(
                     frame: f,
                     seen: Vec::new(),
                     events: Vec::new(),
+                    held: Vec::new(),
                     state: None,
                     at: at(),
                 },

@@ -107,6 +107,11 @@ pub trait HandSource: Send {
     fn touches_from_fingertips(&self) -> bool {
         false
     }
+    /// Touches it has made and still holds back (to measure how the hand moved after
+    /// them), for a take called early (`Windows::early_take`).
+    fn held(&self) -> Vec<Event> {
+        Vec::new()
+    }
     /// What it is, for the report.
     fn describe(&self) -> String;
     /// Its state between frames, to resume a run exactly; `None` when it has none to
@@ -378,6 +383,8 @@ pub fn run(
                 )
             })
             .map_err(JudgeError::Io)?;
+        // The touches the hands stage holds back as of the latest frame.
+        let mut hands_held: Vec<Event> = Vec::new();
         let walked = (|| -> Result<(), JudgeError> {
             // Dropped when the walk ends, so that the hands stage never waits on it.
             let card_tx = card_tx;
@@ -388,9 +395,13 @@ pub fn run(
                         frame,
                         seen,
                         events,
+                        held,
                         state,
                         at,
-                    } => (frame, seen, events, state, at),
+                    } => {
+                        hands_held = held;
+                        (frame, seen, events, state, at)
+                    }
                     Staged::Gap(g) => {
                         gaps += 1;
                         let what = if g.duplicate {
@@ -458,7 +469,11 @@ pub fn run(
                     // The tracker's start touches it holds back count as told: the
                     // early call is not delayed by them (a strike found later changes
                     // the final ruling, not the call).
-                    let held = motion.held.iter().chain(tracker.held_touches());
+                    let held = motion
+                        .held
+                        .iter()
+                        .chain(tracker.held_touches())
+                        .chain(&hands_held);
                     if let Some(r) = windows.early_take(f.t_s, held) {
                         let due = r.take.as_ref().and_then(|t| clock.due(t.t_s));
                         out.early(

@@ -24,7 +24,7 @@ use crate::rules::model::Event;
 use crate::rules::model::{CardRef, EventKind, Hand, Player};
 use crate::track::HandSeen;
 use opencv::core::Mat;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 
 /// An entry or leave counts once the hand has stayed in (or out) this long, s.
 pub const HOLD_S: f64 = 0.04;
@@ -42,6 +42,58 @@ pub const RECENT_HANDS_S: f64 = 0.02;
 /// Perception reports a change at most this long after it happened, s: a change still
 /// unanswered after `HOLD_S` plus this is final.
 pub const REPORT_LAG_S: f64 = 0.1;
+/// A touch is passed on once the hands have been seen this long after it (and
+/// `SWEEP_SLACK_S`), with how fast the touching hand moved over the field over this span
+/// before it and after it, the lesser of the two (`Event::sweep_mm_s`): a fingertip that
+/// touches a card it does not move rests on it, so the hand holding it slows; a hand
+/// sweeping past keeps its speed (`judge::windows::PASS_SWEEP_MM_S`). Until then the
+/// touch counts for a take called early (`HandSource::held`).
+pub const SWEEP_SPAN_S: f64 = 0.04;
+/// A run this much nearer or farther than `SWEEP_SPAN_S` still serves, s (runs are 12.5
+/// ms apart while a hand is over the field).
+pub const SWEEP_SLACK_S: f64 = 0.02;
+
+/// Where each hand of a run lay: (player, the middle of its outline in the field, its
+/// contact probability).
+#[derive(Debug, Clone)]
+struct Placed {
+    t_s: f64,
+    hands: Vec<(Player, Pt, f64)>,
+}
+
+/// How fast `player`'s hand moved over the field around `t_s`, mm/s: the hand of theirs
+/// most likely pressing at the run nearest `t_s`, followed to the nearest of their hands
+/// at the runs nearest `SWEEP_SPAN_S` before and after; the lesser of the two speeds.
+/// `None` when a run is missing or the player's hands were not seen there.
+fn sweep_mm_s(places: &VecDeque<Placed>, player: Player, t_s: f64) -> Option<f64> {
+    let nearest = |want: f64, not: Option<f64>| {
+        places
+            .iter()
+            .filter(|p| {
+                (p.t_s - want).abs() <= SWEEP_SLACK_S
+                    && not.is_none_or(|n| p.t_s != n)
+                    && p.hands.iter().any(|h| h.0 == player)
+            })
+            .min_by(|a, b| (a.t_s - want).abs().total_cmp(&(b.t_s - want).abs()))
+    };
+    let at = nearest(t_s, None)?;
+    let (_, c, _) = at
+        .hands
+        .iter()
+        .filter(|h| h.0 == player)
+        .max_by(|a, b| a.2.total_cmp(&b.2))?;
+    let speed = |want: f64| -> Option<f64> {
+        let q = nearest(want, Some(at.t_s))?;
+        let d = q
+            .hands
+            .iter()
+            .filter(|h| h.0 == player)
+            .map(|h| (h.1.x_mm - c.x_mm).hypot(h.1.y_mm - c.y_mm))
+            .fold(f64::INFINITY, f64::min);
+        Some(d / (q.t_s - at.t_s).abs())
+    };
+    Some(speed(at.t_s - SWEEP_SPAN_S)?.min(speed(at.t_s + SWEEP_SPAN_S)?))
+}
 
 /// Enter/leave changes per hand, passed on once they have held.
 #[derive(Debug, Default)]
@@ -106,7 +158,14 @@ pub struct ModelHands {
     events_until_s: f64,
     /// The perceiver's touches are ruled on (it has the contact network).
     touches: bool,
+    /// Where the hands lay at the runs of the last `SWEEP_KEEP_S`.
+    places: VecDeque<Placed>,
+    /// Touches held until the hands have been seen `SWEEP_SPAN_S` after them.
+    awaiting: Vec<Event>,
 }
+
+/// Runs' hands are kept this long, s.
+const SWEEP_KEEP_S: f64 = 0.3;
 
 impl ModelHands {
     pub fn new(perceiver: Perceiver, name: String) -> ModelHands {
@@ -119,6 +178,8 @@ impl ModelHands {
             hold: Hold::default(),
             votes: [[0; 2]; 2],
             events_until_s: f64::NEG_INFINITY,
+            places: VecDeque::new(),
+            awaiting: Vec::new(),
         }
     }
 }
@@ -244,7 +305,7 @@ impl ModelHands {
                     direct,
                 } if self.touches => {
                     let hand = self.usual(player).unwrap_or(hand);
-                    out.push(Event {
+                    self.awaiting.push(Event {
                         what: EventKind::Touch {
                             player,
                             hand,
@@ -260,8 +321,56 @@ impl ModelHands {
             }
         }
         out.extend(self.hold.release(now_s, self.events_until_s));
+        out.extend(self.swept(now_s));
         out.sort_by(|a, b| a.t_s.total_cmp(&b.t_s));
         out
+    }
+}
+
+impl ModelHands {
+    /// Notes where each hand of the runs just made lay, for `sweep_mm_s`.
+    fn place(&mut self, frames: &[HandFrame], now_s: f64) -> Result<(), JudgeError> {
+        for f in frames {
+            let mut hands = Vec::with_capacity(f.hands.len());
+            for h in f.hands.iter().filter(|h| !h.outline_px.is_empty()) {
+                let n = h.outline_px.len() as f64;
+                let mid = h
+                    .outline_px
+                    .iter()
+                    .fold([0.0, 0.0], |a, p| [a[0] + p[0] / n, a[1] + p[1] / n]);
+                let at = self
+                    .perceiver
+                    .to_field(&[mid])
+                    .map_err(|e| JudgeError::Hands(e.to_string()))?;
+                hands.push((h.player, at[0], h.contact_p));
+            }
+            self.places.push_back(Placed { t_s: f.t_s, hands });
+        }
+        while self
+            .places
+            .front()
+            .is_some_and(|p| p.t_s < now_s - SWEEP_KEEP_S)
+        {
+            self.places.pop_front();
+        }
+        Ok(())
+    }
+
+    /// The touches held whose `SWEEP_SPAN_S` after has been seen by `now_s`, with how
+    /// fast the hand moved around them.
+    fn swept(&mut self, now_s: f64) -> Vec<Event> {
+        let (due, keep): (Vec<Event>, Vec<Event>) = std::mem::take(&mut self.awaiting)
+            .into_iter()
+            .partition(|e| e.t_s + SWEEP_SPAN_S + SWEEP_SLACK_S <= now_s);
+        self.awaiting = keep;
+        due.into_iter()
+            .map(|mut e| {
+                if let EventKind::Touch { player, .. } = e.what {
+                    e.sweep_mm_s = sweep_mm_s(&self.places, player, e.t_s);
+                }
+                e
+            })
+            .collect()
     }
 }
 
@@ -299,6 +408,9 @@ impl HandSource for ModelHands {
             let seen = self.seen(f);
             self.recent.push_back((f.t_s, seen));
         }
+        if self.touches {
+            self.place(&p.frames, t_s)?;
+        }
         // A hand hidden over the area (two players' hands on one card seen as one
         // region) still contests who drove a card, where it was last seen.
         if let Some((_, latest)) = self.recent.back_mut().filter(|_| !p.frames.is_empty()) {
@@ -330,6 +442,10 @@ impl HandSource for ModelHands {
     fn finish(&mut self) -> Vec<Event> {
         let last = self.perceiver.finish();
         self.filter(last, f64::INFINITY)
+    }
+
+    fn held(&self) -> Vec<Event> {
+        self.awaiting.clone()
     }
 
     fn describe(&self) -> String {
@@ -421,5 +537,43 @@ mod tests {
         ]);
         let b = active_hand(&f, Player::B);
         assert_eq!(driving_hand(&f.hands[1], b, Some(Hand::Right)), Hand::Left);
+    }
+
+    #[test]
+    fn a_hand_sweeping_past_keeps_its_speed_and_one_that_stops_on_a_card_does_not() {
+        // Runs every 12.5 ms; A's hand moving along x at `v(t)` mm/s, B's hand still.
+        let runs = |v: &dyn Fn(f64) -> f64| -> VecDeque<Placed> {
+            let mut x = 0.0;
+            (0..24)
+                .map(|i| {
+                    let t = i as f64 * 0.0125;
+                    x += v(t) * 0.0125;
+                    Placed {
+                        t_s: t,
+                        hands: vec![
+                            (Player::A, Pt { x_mm: x, y_mm: 0.0 }, 0.9),
+                            (
+                                Player::B,
+                                Pt {
+                                    x_mm: 0.0,
+                                    y_mm: 300.0,
+                                },
+                                0.1,
+                            ),
+                        ],
+                    }
+                })
+                .collect()
+        };
+        let sweeping = runs(&|_| 900.0);
+        let v = sweep_mm_s(&sweeping, Player::A, 0.15).unwrap();
+        assert!((v - 900.0).abs() < 1.0, "{v}");
+        assert_eq!(sweep_mm_s(&sweeping, Player::B, 0.15), Some(0.0));
+        // Coming in at 0.9 m/s and stopping on the card at 0.15 s: the lesser speed,
+        // after the touch, is nil.
+        let stopping = runs(&|t| if t <= 0.15 { 900.0 } else { 0.0 });
+        assert_eq!(sweep_mm_s(&stopping, Player::A, 0.15), Some(0.0));
+        // No run of A's 40 ms after (the recording ends): not known.
+        assert_eq!(sweep_mm_s(&sweeping, Player::A, 0.28), None);
     }
 }

@@ -211,7 +211,22 @@ impl Windows {
             }
         }
         let n = self.pending.partition_point(|e| e.t_s < end);
-        let window: Vec<Event> = self.pending.drain(..n).collect();
+        let all: Vec<Event> = self.pending.drain(..n).collect();
+        // A hand passing over a card is not ruled on (`PASS_SWEEP_MM_S`).
+        let passing: Vec<bool> = all.iter().map(|e| is_pass(&all, e)).collect();
+        let passed = passes_words(
+            &all.iter()
+                .zip(&passing)
+                .filter(|(_, p)| **p)
+                .map(|(e, _)| e)
+                .collect::<Vec<_>>(),
+        );
+        let window: Vec<Event> = all
+            .iter()
+            .zip(&passing)
+            .filter(|(_, p)| !**p)
+            .map(|(e, _)| e.clone())
+            .collect();
         let mut r = r;
         let mut unsure = self.unsure.get(&r.seq).cloned();
         let mut from_card = false;
@@ -238,12 +253,17 @@ impl Windows {
             mark_undriven_take(&mut ruling, &window);
             mark_other_hand(&mut ruling);
             if self.fingertip_touches {
-                mark_rival_beside(&mut ruling, &window, &beside);
+                // A rival seen beside the read card puts the take in doubt even when the
+                // rival's hand was passing.
+                mark_rival_beside(&mut ruling, &all, &beside);
                 mark_fingertip_fouls(&mut ruling, &window);
             }
         }
         self.closed_until_s = end;
-        events.extend(window);
+        events.extend(all);
+        if let Some(p) = passed {
+            ruling.why = format!("{} {p}", ruling.why);
+        }
         if !self.hands_seen {
             mark_no_hands(&mut ruling);
         }
@@ -447,6 +467,78 @@ fn mark_other_hand(r: &mut Ruling) {
     });
 }
 
+/// Whether the card touched at `t` went out, was sent, settled elsewhere or struck
+/// another card within `FOUL_CARD_MOVED_S` after. A card the layout could not name has no
+/// `out`, `send` or `place` of its own: a touch of one never counts as moving it.
+fn card_moved(window: &[Event], poem: Option<u8>, t: f64) -> bool {
+    let Some(poem) = poem else { return false };
+    window.iter().any(|e| {
+        e.t_s >= t - 1e-9
+            && e.t_s <= t + FOUL_CARD_MOVED_S
+            && match &e.what {
+                EventKind::Out { poem: p, .. }
+                | EventKind::Send { poem: p, .. }
+                | EventKind::Place { poem: p, .. } => *p == poem,
+                EventKind::Touch {
+                    poem: p,
+                    direct: false,
+                    ..
+                } => *p != Some(poem),
+                _ => false,
+            }
+    })
+}
+
+/// A hand seen touching a card that did not move while it swept over the field at this
+/// speed or more, mm/s (`Event::sweep_mm_s`: the lesser of its speeds over the 40 ms
+/// before and after the touch), was passing over the card: a fingertip that touches a
+/// card without moving it rests on it, and the hand holding it slows. Such a touch is not
+/// ruled on (it stays in `events.jsonl`, and the ruling's `why` names it). On the tuning
+/// recordings (docs/analyze.md), the hand model's true touches of a card that did not
+/// move came at 70-608 mm/s (median 166); its false ones at up to 3,100 (median 441),
+/// most of them a hand passing low over the cards on its way to or from the one it
+/// touched.
+pub const PASS_SWEEP_MM_S: f64 = 650.0;
+
+/// Whether a window's event is a hand passing over a card (`PASS_SWEEP_MM_S`).
+fn is_pass(window: &[Event], e: &Event) -> bool {
+    match &e.what {
+        EventKind::Touch {
+            poem, direct: true, ..
+        } => {
+            e.sweep_mm_s.is_some_and(|v| v >= PASS_SWEEP_MM_S) && !card_moved(window, *poem, e.t_s)
+        }
+        _ => false,
+    }
+}
+
+/// The passes of `is_pass` as a sentence for the ruling's `why`.
+fn passes_words(passes: &[&Event]) -> Option<String> {
+    let words: Vec<String> = passes
+        .iter()
+        .filter_map(|e| match &e.what {
+            EventKind::Touch {
+                player,
+                poem,
+                territory,
+                ..
+            } => Some(format!(
+                "{player}'s hand over {} at {:.3} s, at {:.2} m/s",
+                touched_card_words(*poem, *territory),
+                e.t_s,
+                e.sweep_mm_s.unwrap_or(0.0) / 1000.0
+            )),
+            _ => None,
+        })
+        .collect();
+    (!words.is_empty()).then(|| {
+        format!(
+            "Not ruled as touches (a hand sweeping past a card it did not move): {}.",
+            words.join("; ")
+        )
+    })
+}
+
 /// A foul whose touch moved no card rests on a fingertip alone: seen from above, a hand
 /// held a little above a card looks like one pressing it (docs/hands.md, the contact
 /// network), and the foul punishes a player. Such a ruling goes to review, naming the
@@ -455,26 +547,7 @@ fn mark_fingertip_fouls(r: &mut Ruling, window: &[Event]) {
     if r.needs_review.is_some() {
         return;
     }
-    // A card the layout could not name has no `out`, `send` or `place` of its own: a foul
-    // on one always rests on the touch alone.
-    let moved = |poem: Option<u8>, t: f64| {
-        let Some(poem) = poem else { return false };
-        window.iter().any(|e| {
-            e.t_s >= t - 1e-9
-                && e.t_s <= t + FOUL_CARD_MOVED_S
-                && match &e.what {
-                    EventKind::Out { poem: p, .. }
-                    | EventKind::Send { poem: p, .. }
-                    | EventKind::Place { poem: p, .. } => *p == poem,
-                    EventKind::Touch {
-                        poem: p,
-                        direct: false,
-                        ..
-                    } => *p != Some(poem),
-                    _ => false,
-                }
-        })
-    };
+    let moved = |poem: Option<u8>, t: f64| card_moved(window, poem, t);
     let alone = r
         .fouls
         .iter()

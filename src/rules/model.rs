@@ -190,6 +190,12 @@ pub struct Event {
     pub t_err_s: f64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub frames: Option<[u64; 2]>,
+    /// For a touch the hand model saw: how fast the touching hand moved over the field
+    /// around it, mm/s (the lesser of its speed over the `SWEEP_SPAN_S` before and after;
+    /// contract section 4). A fingertip that touches a card it does not move is at rest
+    /// on it; a hand sweeping past is passing over the card.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sweep_mm_s: Option<f64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -321,6 +327,7 @@ impl Event {
             conf: 1.0,
             t_err_s: 0.0,
             frames: None,
+            sweep_mm_s: None,
         }
     }
     /// The poem the event names, if any.

@@ -202,6 +202,7 @@ impl Perceiver {
                         conf: o.conf,
                         t_err_s: dt / 12f64.sqrt(),
                         frames,
+                        sweep_mm_s: None,
                     };
                     next.pending_inside = Some((o.inside, ev));
                 }
@@ -237,6 +238,7 @@ impl Perceiver {
                             conf: o.contact_p.min(o.conf),
                             t_err_s: (dt / 12f64.sqrt()).hypot(CONTACT_ONSET_SD_S),
                             frames,
+                            sweep_mm_s: None,
                         };
                         next.pending_contact = Some((card, ev));
                     }

@@ -293,6 +293,11 @@ impl Perceiver {
         self.hurried = hurried;
     }
 
+    /// Image points (frame pixels, as decoded) in the field, mm.
+    pub fn to_field(&self, px: &[[f64; 2]]) -> Result<Vec<Pt>, HandsError> {
+        Ok(self.map.to_field(px)?)
+    }
+
     /// The contact network in use, if any.
     pub fn contact_model(&self) -> Option<&Path> {
         self.contact.as_ref().map(|c| c.path())
