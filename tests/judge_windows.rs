@@ -451,6 +451,16 @@ fn a_direct_take_of_a_card_both_hands_drove_goes_to_review_unless_both_touches_w
 /// Reading 1 of the example (poem 56, a dead card) with A's fingertip on card 10 (A's)
 /// at 11.5 s, and `more` after it; fouls resting on fingertips go to review or not.
 fn dead_card_touch(fingertips: bool, more: Vec<karuta_referee::rules::Event>) -> Ruling {
+    dead_card_touch_at(fingertips, None, more).ruling
+}
+
+/// A's touch of card 10 at 11.5 s during the example's first reading (a dead card), its
+/// hand moving at `sweep_mm_s`, and `more`: the reading ruled, with its events.
+fn dead_card_touch_at(
+    fingertips: bool,
+    sweep_mm_s: Option<f64>,
+    more: Vec<karuta_referee::rules::Event>,
+) -> karuta_referee::judge::Ruled {
     use karuta_referee::rules::{Event, EventKind, Hand, Player};
     let (layout, readings, _) = example();
     assert_eq!(readings[0].poem, 56);
@@ -460,7 +470,7 @@ fn dead_card_touch(fingertips: bool, more: Vec<karuta_referee::rules::Event>) ->
     );
     let mut w = Windows::new(&layout, vec![readings[0].clone()], true);
     w.fingertip_touches(fingertips);
-    let mut events = vec![Event::new(
+    let mut touch = Event::new(
         11.5,
         EventKind::Touch {
             player: Player::A,
@@ -469,12 +479,14 @@ fn dead_card_touch(fingertips: bool, more: Vec<karuta_referee::rules::Event>) ->
             territory: None,
             direct: true,
         },
-    )];
+    );
+    touch.sweep_mm_s = sweep_mm_s;
+    let mut events = vec![touch];
     events.extend(more);
     w.add(events);
     let mut r = w.finish();
     assert_eq!(r.len(), 1);
-    r.remove(0).ruling
+    r.remove(0)
 }
 
 #[test]
@@ -705,28 +717,7 @@ fn a_take_lost_to_the_hand_that_is_not_the_lead_hand_goes_to_review() {
 fn a_hand_sweeping_past_a_card_it_does_not_move_is_not_ruled_as_touching_it() {
     use karuta_referee::judge::windows::PASS_SWEEP_MM_S;
     use karuta_referee::rules::{By, Event, EventKind, FoulKind, Hand, Player};
-    let (layout, readings, _) = example();
-    let rule = |sweep: Option<f64>, more: Vec<Event>| {
-        let mut w = Windows::new(&layout, vec![readings[0].clone()], true);
-        w.fingertip_touches(true);
-        let mut touch = Event::new(
-            11.5,
-            EventKind::Touch {
-                player: Player::A,
-                hand: Hand::Right,
-                poem: Some(10),
-                territory: None,
-                direct: true,
-            },
-        );
-        touch.sweep_mm_s = sweep;
-        let mut events = vec![touch];
-        events.extend(more);
-        w.add(events);
-        let mut r = w.finish();
-        assert_eq!(r.len(), 1);
-        r.remove(0)
-    };
+    let rule = |sweep: Option<f64>, more: Vec<Event>| dead_card_touch_at(true, sweep, more);
     let dead_card_foul = |r: &Ruling| {
         r.fouls
             .iter()
