@@ -450,6 +450,19 @@ fn a_direct_take_of_a_card_both_hands_drove_goes_to_review_unless_both_touches_w
 
 /// Reading 1 of the example (poem 56, a dead card) with A's fingertip on card 10 (A's)
 /// at 11.5 s, and `more` after it; fouls resting on fingertips go to review or not.
+/// Card 10 driven out by A's right hand at 11.8 s, just after `dead_card_touch_at`'s touch.
+fn card_10_driven_out_by_a() -> karuta_referee::rules::Event {
+    use karuta_referee::rules::{By, Event, EventKind, Hand};
+    Event::new(
+        11.8,
+        EventKind::Out {
+            poem: 10,
+            by: By::A,
+            hand: Some(Hand::Right),
+        },
+    )
+}
+
 fn dead_card_touch(fingertips: bool, more: Vec<karuta_referee::rules::Event>) -> Ruling {
     dead_card_touch_at(fingertips, None, more).ruling
 }
@@ -491,7 +504,7 @@ fn dead_card_touch_at(
 
 #[test]
 fn a_foul_on_a_fingertip_alone_goes_to_review_and_one_that_moved_the_card_does_not() {
-    use karuta_referee::rules::{By, Event, EventKind, FoulKind, Hand, Player};
+    use karuta_referee::rules::{FoulKind, Player};
     let fingertip = |r: &Ruling| {
         r.needs_review
             .as_ref()
@@ -505,14 +518,7 @@ fn a_foul_on_a_fingertip_alone_goes_to_review_and_one_that_moved_the_card_does_n
         .any(|f| f.player == Player::A && f.kind == FoulKind::DeadCard));
     assert!(fingertip(&alone), "{:?}", alone.needs_review);
     // The same touch driving the card out: the foul stands on the card's motion.
-    let out = Event::new(
-        11.8,
-        EventKind::Out {
-            poem: 10,
-            by: By::A,
-            hand: Some(Hand::Right),
-        },
-    );
+    let out = card_10_driven_out_by_a();
     let moved = dead_card_touch(true, vec![out]);
     assert!(moved.fouls.iter().any(|f| f.player == Player::A));
     assert!(!fingertip(&moved), "{:?}", moved.needs_review);
@@ -716,7 +722,7 @@ fn a_take_lost_to_the_hand_that_is_not_the_lead_hand_goes_to_review() {
 #[test]
 fn a_hand_sweeping_past_a_card_it_does_not_move_is_not_ruled_as_touching_it() {
     use karuta_referee::judge::windows::PASS_SWEEP_MM_S;
-    use karuta_referee::rules::{By, Event, EventKind, FoulKind, Hand, Player};
+    use karuta_referee::rules::{Event, EventKind, FoulKind, Player};
     let rule = |sweep: Option<f64>, more: Vec<Event>| dead_card_touch_at(true, sweep, more);
     let dead_card_foul = |r: &Ruling| {
         r.fouls
@@ -746,14 +752,7 @@ fn a_hand_sweeping_past_a_card_it_does_not_move_is_not_ruled_as_touching_it() {
         .iter()
         .any(|e| e.sweep_mm_s == Some(900.0) && matches!(e.what, EventKind::Touch { .. })));
     // The same hand driving the card out: a touch, whatever its speed.
-    let out = Event::new(
-        11.8,
-        EventKind::Out {
-            poem: 10,
-            by: By::A,
-            hand: Some(Hand::Right),
-        },
-    );
+    let out = card_10_driven_out_by_a();
     let struck = rule(Some(900.0), vec![out]);
     assert!(dead_card_foul(&struck.ruling), "{:?}", struck.ruling.fouls);
 }

@@ -331,19 +331,32 @@ impl ModelHands {
     /// Notes where each hand of the runs just made lay, for `sweep_mm_s`.
     fn place(&mut self, frames: &[HandFrame], now_s: f64) -> Result<(), JudgeError> {
         for f in frames {
-            let mut hands = Vec::with_capacity(f.hands.len());
-            for h in f.hands.iter().filter(|h| !h.outline_px.is_empty()) {
-                let n = h.outline_px.len() as f64;
-                let mid = h
-                    .outline_px
-                    .iter()
-                    .fold([0.0, 0.0], |a, p| [a[0] + p[0] / n, a[1] + p[1] / n]);
-                let at = self
-                    .perceiver
-                    .to_field(&[mid])
-                    .map_err(|e| JudgeError::Hands(e.to_string()))?;
-                hands.push((h.player, at[0], h.contact_p));
-            }
+            let shown: Vec<&HandObs> = f
+                .hands
+                .iter()
+                .filter(|h| !h.outline_px.is_empty())
+                .collect();
+            let mids: Vec<[f64; 2]> = shown
+                .iter()
+                .map(|h| {
+                    let n = h.outline_px.len() as f64;
+                    h.outline_px
+                        .iter()
+                        .fold([0.0, 0.0], |a, p| [a[0] + p[0] / n, a[1] + p[1] / n])
+                })
+                .collect();
+            let at = if mids.is_empty() {
+                Vec::new()
+            } else {
+                self.perceiver
+                    .to_field(&mids)
+                    .map_err(|e| JudgeError::Hands(e.to_string()))?
+            };
+            let hands = shown
+                .iter()
+                .zip(at)
+                .map(|(h, pt)| (h.player, pt, h.contact_p))
+                .collect();
             self.places.push_back(Placed { t_s: f.t_s, hands });
         }
         while self

@@ -213,20 +213,9 @@ impl Windows {
         let n = self.pending.partition_point(|e| e.t_s < end);
         let all: Vec<Event> = self.pending.drain(..n).collect();
         // A hand passing over a card is not ruled on (`PASS_SWEEP_MM_S`).
-        let passing: Vec<bool> = all.iter().map(|e| is_pass(&all, e)).collect();
-        let passed = passes_words(
-            &all.iter()
-                .zip(&passing)
-                .filter(|(_, p)| **p)
-                .map(|(e, _)| e)
-                .collect::<Vec<_>>(),
-        );
-        let window: Vec<Event> = all
-            .iter()
-            .zip(&passing)
-            .filter(|(_, p)| !**p)
-            .map(|(e, _)| e.clone())
-            .collect();
+        let (passes, window): (Vec<Event>, Vec<Event>) =
+            all.iter().cloned().partition(|e| is_pass(&all, e));
+        let passed = passes_words(&passes);
         let mut r = r;
         let mut unsure = self.unsure.get(&r.seq).cloned();
         let mut from_card = false;
@@ -513,7 +502,7 @@ fn is_pass(window: &[Event], e: &Event) -> bool {
 }
 
 /// The passes of `is_pass` as a sentence for the ruling's `why`.
-fn passes_words(passes: &[&Event]) -> Option<String> {
+fn passes_words(passes: &[Event]) -> Option<String> {
     let words: Vec<String> = passes
         .iter()
         .filter_map(|e| match &e.what {
