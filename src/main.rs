@@ -103,6 +103,11 @@ enum Command {
         /// Skip the review page (OUT/report.html and its evidence).
         #[arg(long)]
         no_report: bool,
+        /// Also write the hand model's own output to this directory, as `perceive`
+        /// does (hands.jsonl, events.jsonl), with the cards pressed where the card
+        /// tracker placed them: `score-hands` scores it.
+        #[arg(long, conflicts_with_all = ["resume", "hands_labels"])]
+        hands_out: Option<PathBuf>,
         /// The engine that runs the hand model (ort: built with `--features ort`).
         #[arg(long, value_enum, default_value_t)]
         backend: karuta_referee::hands::Backend,
@@ -320,6 +325,7 @@ fn main() -> ExitCode {
             hands_model,
             hands_labels,
             no_report,
+            hands_out,
             backend,
             threads,
         } => {
@@ -330,6 +336,7 @@ fn main() -> ExitCode {
                     path: hands_model,
                     backend,
                     threads,
+                    record: hands_out,
                 }
             };
             cli::analyze::analyze(
@@ -362,6 +369,7 @@ fn main() -> ExitCode {
                     path: hands_model,
                     backend,
                     threads,
+                    record: None,
                 },
                 stage_times,
             },

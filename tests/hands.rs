@@ -130,6 +130,45 @@ fn perceive_finds_hands_and_touches_on_an_unseen_seed() {
         f("false_touches"),
         s["false_touch_list"]
     );
+
+    // The same model inside `analyze`, its own output written beside the rulings
+    // (`--hands-out`), with the cards where the card tracker placed them: the same hands,
+    // scored the same way.
+    let inside = dir.join("analysis");
+    let hands_out = dir.join("analysis-hands");
+    let o = bin()
+        .arg("analyze")
+        .arg(&dir)
+        .arg("--out")
+        .arg(&inside)
+        .arg("--no-report")
+        .arg("--hands-model")
+        .arg(model())
+        .arg("--hands-out")
+        .arg(&hands_out)
+        .output()
+        .expect("run analyze");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let events = std::fs::read_to_string(hands_out.join("events.jsonl")).unwrap();
+    karuta_referee::rules::parse::parse_events("events.jsonl", &events).expect("events.jsonl");
+    let a = score(&dir, &hands_out);
+    let g = |k: &str| a[k].as_f64().unwrap_or(f64::NAN);
+    assert_eq!(
+        g("visible_hands"),
+        f("visible_hands"),
+        "the same frames scored"
+    );
+    assert!(
+        g("recall") >= 0.75,
+        "hand recall in analyze {}",
+        g("recall")
+    );
+    assert!(
+        g("touches_found") >= 1.0 && g("false_touches") <= 12.0,
+        "touches in analyze: {} found, false {:?}",
+        g("touches_found"),
+        a["false_touch_list"]
+    );
 }
 
 fn bad_model(model: &Path) -> String {

@@ -30,6 +30,8 @@ pub enum HandsChoice {
         path: PathBuf,
         backend: crate::hands::Backend,
         threads: usize,
+        /// Also write the hand model's own output here (`ModelHands::record_to`).
+        record: Option<PathBuf>,
     },
     /// The simulator's per-frame labels (measuring the rest of the pipeline only).
     Labels,
@@ -98,6 +100,7 @@ pub(crate) fn hand_source(
             path: p,
             backend,
             threads,
+            record,
         } => {
             if !p.is_file() {
                 return Ok((
@@ -123,7 +126,11 @@ pub(crate) fn hand_source(
                     other => anyhow::Error::new(other),
                 }
             })?;
-            let h = judge::model_hands::ModelHands::new(perceiver, p.display().to_string());
+            let mut h = judge::model_hands::ModelHands::new(perceiver, p.display().to_string());
+            if let Some(dir) = record {
+                h.record_to(dir)
+                    .with_context(|| format!("creating the hands record in {}", dir.display()))?;
+            }
             let d = h.describe();
             Ok((Some(Box::new(h)), d))
         }

@@ -25,6 +25,9 @@ use crate::rules::model::{CardRef, EventKind, Hand, Player};
 use crate::track::HandSeen;
 use opencv::core::Mat;
 use std::collections::{BTreeMap, VecDeque};
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::Path;
 
 /// An entry or leave counts once the hand has stayed in (or out) this long, s.
 pub const HOLD_S: f64 = 0.04;
@@ -162,6 +165,33 @@ pub struct ModelHands {
     places: VecDeque<Placed>,
     /// Touches held until the hands have been seen `SWEEP_SPAN_S` after them.
     awaiting: Vec<Event>,
+    /// Where the hand model's own output is written, when asked (`record_to`).
+    record: Option<Record>,
+}
+
+/// The hand model's own output as `perceive` writes it: the hands of every run
+/// (`hands.jsonl`) and its events before this module's filters (`events.jsonl`), with
+/// the cards pressed where the card tracker placed them. `score-hands` reads the two.
+struct Record {
+    hands: BufWriter<File>,
+    events: BufWriter<File>,
+}
+
+impl Record {
+    fn write<T: serde::Serialize>(w: &mut BufWriter<File>, v: &T) -> std::io::Result<()> {
+        serde_json::to_writer(&mut *w, v)?;
+        w.write_all(b"\n")
+    }
+
+    fn frames(&mut self, frames: &[HandFrame], events: &[Event]) -> std::io::Result<()> {
+        for f in frames.iter().filter(|f| !f.hands.is_empty()) {
+            Record::write(&mut self.hands, f)?;
+        }
+        for e in events {
+            Record::write(&mut self.events, e)?;
+        }
+        Ok(())
+    }
 }
 
 /// Runs' hands are kept this long, s.
@@ -180,7 +210,22 @@ impl ModelHands {
             events_until_s: f64::NEG_INFINITY,
             places: VecDeque::new(),
             awaiting: Vec::new(),
+            record: None,
         }
+    }
+
+    /// Writes the hand model's own output to `dir/hands.jsonl` and `dir/events.jsonl`
+    /// as the run goes (`Record`).
+    pub fn record_to(&mut self, dir: &Path) -> std::io::Result<()> {
+        std::fs::create_dir_all(dir)?;
+        let create = |name: &str| -> std::io::Result<BufWriter<File>> {
+            File::create(dir.join(name)).map(BufWriter::new)
+        };
+        self.record = Some(Record {
+            hands: create("hands.jsonl")?,
+            events: create("events.jsonl")?,
+        });
+        Ok(())
     }
 }
 
@@ -410,6 +455,9 @@ impl HandSource for ModelHands {
             .perceiver
             .push(frame, t_s, bgr)
             .map_err(|e| JudgeError::Hands(e.to_string()))?;
+        if let Some(r) = self.record.as_mut() {
+            r.frames(&p.frames, &p.events)?;
+        }
         for f in &p.frames {
             for player in [Player::A, Player::B] {
                 if let Active::One(i) = active_hand(f, player) {
@@ -454,6 +502,17 @@ impl HandSource for ModelHands {
 
     fn finish(&mut self) -> Vec<Event> {
         let last = self.perceiver.finish();
+        if let Some(mut r) = self.record.take() {
+            // The record is a measurement beside the rulings: a write that fails here
+            // leaves it short, never the rulings.
+            let done = r
+                .frames(&[], &last)
+                .and_then(|_| r.hands.flush())
+                .and_then(|_| r.events.flush());
+            if let Err(e) = done {
+                eprintln!("the hand model's record: {e}");
+            }
+        }
         self.filter(last, f64::INFINITY)
     }
 
