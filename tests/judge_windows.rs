@@ -474,6 +474,15 @@ fn dead_card_touch_at(
     sweep_mm_s: Option<f64>,
     more: Vec<karuta_referee::rules::Event>,
 ) -> karuta_referee::judge::Ruled {
+    dead_card_touch_as(fingertips, &|t| t.sweep_mm_s = sweep_mm_s, more)
+}
+
+/// `dead_card_touch_at` with the touch shaped by `shape`.
+fn dead_card_touch_as(
+    fingertips: bool,
+    shape: &dyn Fn(&mut karuta_referee::rules::Event),
+    more: Vec<karuta_referee::rules::Event>,
+) -> karuta_referee::judge::Ruled {
     use karuta_referee::rules::{Event, EventKind, Hand, Player};
     let (layout, readings, _) = example();
     assert_eq!(readings[0].poem, 56);
@@ -493,7 +502,7 @@ fn dead_card_touch_at(
             direct: true,
         },
     );
-    touch.sweep_mm_s = sweep_mm_s;
+    shape(&mut touch);
     let mut events = vec![touch];
     events.extend(more);
     w.add(events);
@@ -754,5 +763,49 @@ fn a_hand_sweeping_past_a_card_it_does_not_move_is_not_ruled_as_touching_it() {
     // The same hand driving the card out: a touch, whatever its speed.
     let out = card_10_driven_out_by_a();
     let struck = rule(Some(900.0), vec![out]);
+    assert!(dead_card_foul(&struck.ruling), "{:?}", struck.ruling.fouls);
+}
+
+#[test]
+fn a_hand_held_over_a_card_it_does_not_move_is_not_ruled_as_touching_it_and_goes_to_review() {
+    use karuta_referee::judge::windows::HELD_OVER_S;
+    use karuta_referee::rules::{FoulKind, Player};
+    let rule =
+        |pressed: Option<f64>, more| dead_card_touch_as(true, &|t| t.pressed_s = pressed, more);
+    let dead_card_foul = |r: &Ruling| {
+        r.fouls
+            .iter()
+            .any(|f| f.player == Player::A && f.kind == FoulKind::DeadCard)
+    };
+    // A tap during a dead card (23-1), or a touch not timed: a foul.
+    for pressed in [None, Some(0.04), Some(HELD_OVER_S - 0.01)] {
+        let r = rule(pressed, Vec::new());
+        assert!(
+            dead_card_foul(&r.ruling),
+            "{pressed:?}: {:?}",
+            r.ruling.fouls
+        );
+        assert!(!r.ruling.why.contains("Not ruled as touches"));
+    }
+    // "Pressing" the unmoved card for the whole span: a hand held over it. No foul; the
+    // ruling names it, and goes to review, since pressing would have been a foul.
+    let held = rule(Some(HELD_OVER_S), Vec::new());
+    assert!(held.ruling.fouls.is_empty(), "{:?}", held.ruling.fouls);
+    assert!(
+        held.ruling
+            .why
+            .contains("a hand held over a card it did not move): A's hand over 10 at 11.500 s"),
+        "{}",
+        held.ruling.why
+    );
+    let review = held.ruling.needs_review.expect("to review");
+    assert!(
+        review.reason.contains("held over card 10"),
+        "{}",
+        review.reason
+    );
+    assert!(held.events.iter().any(|e| e.pressed_s == Some(HELD_OVER_S)));
+    // The same hand driving the card out: a touch, however long it pressed.
+    let struck = rule(Some(HELD_OVER_S), vec![card_10_driven_out_by_a()]);
     assert!(dead_card_foul(&struck.ruling), "{:?}", struck.ruling.fouls);
 }

@@ -56,6 +56,15 @@ pub const SWEEP_SPAN_S: f64 = 0.04;
 /// ms apart while a hand is over the field).
 pub const SWEEP_SLACK_S: f64 = 0.02;
 
+/// A touch is passed on once it is known how long the player went on pressing after it
+/// (`Event::pressed_s`), counted up to this long, s: until the contact network says none
+/// of their hands presses, or for this span. A fingertip taps a card it does not move;
+/// a hand seen pressing one for longer is held over it (`judge::windows::HELD_OVER_S`).
+/// The judge's own hold on the card tracker's touches (`MOTION_TOUCH_HOLD_S`) is longer.
+pub const HELD_SPAN_S: f64 = 0.15;
+/// A hand presses when the contact networks say so at even odds or more.
+const PRESSING_P: f64 = 0.5;
+
 /// Where each hand of a run lay: (player, the middle of its outline in the field, its
 /// contact probability).
 #[derive(Debug, Clone)]
@@ -96,6 +105,36 @@ fn sweep_mm_s(places: &VecDeque<Placed>, player: Player, t_s: f64) -> Option<f64
         Some(d / (q.t_s - at.t_s).abs())
     };
     Some(speed(at.t_s - SWEEP_SPAN_S)?.min(speed(at.t_s + SWEEP_SPAN_S)?))
+}
+
+/// How long `player` went on pressing after a touch at `t_s`, s, from the runs seen by
+/// `now_s`: from the run nearest the touch where a hand of theirs presses (at most
+/// `SWEEP_SLACK_S` before it, `SWEEP_SPAN_S` after), through the runs after it while one
+/// still does. `Some` once known: a run where none presses, or `HELD_SPAN_S` of runs
+/// (the count stops there), or, when the runs stop short of that (the hands unseen),
+/// once `now_s` is past the span by `REPORT_LAG_S`; `None` until then. `Some(0.0)` when
+/// no run near the touch has them pressing.
+fn pressed_s(places: &VecDeque<Placed>, player: Player, t_s: f64, now_s: f64) -> Option<f64> {
+    let over = now_s >= t_s + HELD_SPAN_S + SWEEP_SLACK_S + REPORT_LAG_S;
+    let pressing = |p: &Placed| p.hands.iter().any(|h| h.0 == player && h.2 >= PRESSING_P);
+    let Some(first) = places
+        .iter()
+        .filter(|p| p.t_s >= t_s - SWEEP_SLACK_S && p.t_s <= t_s + SWEEP_SPAN_S && pressing(p))
+        .min_by(|a, b| (a.t_s - t_s).abs().total_cmp(&(b.t_s - t_s).abs()))
+    else {
+        return over.then_some(0.0);
+    };
+    let mut last = first.t_s;
+    for p in places.iter().filter(|p| p.t_s > first.t_s) {
+        if !pressing(p) {
+            return Some((last - t_s).max(0.0));
+        }
+        last = p.t_s;
+        if last - t_s >= HELD_SPAN_S {
+            return Some(HELD_SPAN_S);
+        }
+    }
+    over.then(|| (last - t_s).clamp(0.0, HELD_SPAN_S))
 }
 
 /// Enter/leave changes per hand, passed on once they have held.
@@ -195,7 +234,7 @@ impl Record {
 }
 
 /// Runs' hands are kept this long, s.
-const SWEEP_KEEP_S: f64 = 0.3;
+const SWEEP_KEEP_S: f64 = 0.4;
 
 impl ModelHands {
     pub fn new(perceiver: Perceiver, name: String) -> ModelHands {
@@ -414,21 +453,26 @@ impl ModelHands {
         Ok(())
     }
 
-    /// The touches held whose `SWEEP_SPAN_S` after has been seen by `now_s`, with how
-    /// fast the hand moved around them.
+    /// The touches held whose `SWEEP_SPAN_S` after has been seen by `now_s` and whose
+    /// pressing has ended or lasted `HELD_SPAN_S`, with how fast the hand moved around
+    /// them and how long it pressed.
     fn swept(&mut self, now_s: f64) -> Vec<Event> {
-        let (due, keep): (Vec<Event>, Vec<Event>) = std::mem::take(&mut self.awaiting)
-            .into_iter()
-            .partition(|e| e.t_s + SWEEP_SPAN_S + SWEEP_SLACK_S <= now_s);
-        self.awaiting = keep;
-        due.into_iter()
-            .map(|mut e| {
-                if let EventKind::Touch { player, .. } = e.what {
-                    e.sweep_mm_s = sweep_mm_s(&self.places, player, e.t_s);
-                }
-                e
-            })
-            .collect()
+        let mut out = Vec::new();
+        for mut e in std::mem::take(&mut self.awaiting) {
+            let EventKind::Touch { player, .. } = e.what else {
+                out.push(e);
+                continue;
+            };
+            let pressed = pressed_s(&self.places, player, e.t_s, now_s);
+            if e.t_s + SWEEP_SPAN_S + SWEEP_SLACK_S <= now_s && pressed.is_some() {
+                e.sweep_mm_s = sweep_mm_s(&self.places, player, e.t_s);
+                e.pressed_s = pressed;
+                out.push(e);
+            } else {
+                self.awaiting.push(e);
+            }
+        }
+        out
     }
 }
 
@@ -647,5 +691,50 @@ mod tests {
         assert_eq!(sweep_mm_s(&stopping, Player::A, 0.15), Some(0.0));
         // No run of A's 40 ms after (the recording ends): not known.
         assert_eq!(sweep_mm_s(&sweeping, Player::A, 0.28), None);
+    }
+    #[test]
+    fn a_tap_presses_for_a_moment_and_a_hand_held_over_a_card_for_the_whole_span() {
+        // Runs every 12.5 ms up to `until`; A seen pressing while `on(t)`.
+        let runs = |on: &dyn Fn(f64) -> bool, until: f64| -> VecDeque<Placed> {
+            (0..)
+                .map(|i| i as f64 * 0.0125)
+                .take_while(|t| *t <= until + 1e-9)
+                .map(|t| Placed {
+                    t_s: t,
+                    hands: vec![(
+                        Player::A,
+                        Pt::new(0.0, -200.0),
+                        if on(t) { 0.8 } else { 0.1 },
+                    )],
+                })
+                .collect()
+        };
+        // A tap at 0.1 s pressed for 50 ms: known at the first run that no longer presses.
+        let tap = |t: f64| (0.099..=0.151).contains(&t);
+        assert_eq!(pressed_s(&runs(&tap, 0.15), Player::A, 0.1, 0.15), None);
+        let p = pressed_s(&runs(&tap, 0.1625), Player::A, 0.1, 0.1625).unwrap();
+        assert!((p - 0.05).abs() < 1e-9, "{p}");
+        // Held over a card from 0.1 s on: counted up to the span, then known.
+        let held = |t: f64| t >= 0.099;
+        assert_eq!(pressed_s(&runs(&held, 0.2), Player::A, 0.1, 0.2), None);
+        let until = 0.1 + HELD_SPAN_S;
+        assert_eq!(
+            pressed_s(&runs(&held, until), Player::A, 0.1, until),
+            Some(HELD_SPAN_S)
+        );
+        // The hands unseen after the touch: what was seen, once the span and the report
+        // lag have passed.
+        let late = 0.1 + HELD_SPAN_S + SWEEP_SLACK_S + REPORT_LAG_S;
+        assert_eq!(
+            pressed_s(&runs(&held, 0.125), Player::A, 0.1, late - 0.01),
+            None
+        );
+        let p = pressed_s(&runs(&held, 0.125), Player::A, 0.1, late).unwrap();
+        assert!((p - 0.025).abs() < 1e-9, "{p}");
+        // B never pressed: nothing to count.
+        assert_eq!(
+            pressed_s(&runs(&held, 0.3), Player::B, 0.1, late),
+            Some(0.0)
+        );
     }
 }

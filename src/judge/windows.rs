@@ -6,7 +6,7 @@
 
 use crate::rules::engine::Location;
 use crate::rules::model::{
-    touched_card_words, By, Event, EventKind, FoulKind, MatchResult, Player, Reading, Review,
+    touched_card_words, By, Event, EventKind, Foul, FoulKind, MatchResult, Player, Reading, Review,
     ReviewWhat, Ruling, TakeHow,
 };
 use crate::rules::{Layout, Referee};
@@ -212,10 +212,20 @@ impl Windows {
         }
         let n = self.pending.partition_point(|e| e.t_s < end);
         let all: Vec<Event> = self.pending.drain(..n).collect();
-        // A hand passing over a card is not ruled on (`PASS_SWEEP_MM_S`).
+        // A hand passing over a card, or held over it, is not ruled on
+        // (`PASS_SWEEP_MM_S`, `HELD_OVER_S`).
         let (passes, window): (Vec<Event>, Vec<Event>) =
             all.iter().cloned().partition(|e| is_pass(&all, e));
-        let passed = passes_words(&passes);
+        let (held, passes): (Vec<Event>, Vec<Event>) =
+            passes.into_iter().partition(|e| is_held_over(&all, e));
+        let passed = passes_words(&passes, &held);
+        // The ruling had the hands held over a card pressed it, to tell when that choice
+        // decides a foul.
+        let pressing_too = (!held.is_empty()).then(|| {
+            let mut with: Vec<Event> = window.iter().chain(&held).cloned().collect();
+            with.sort_by(|a, b| a.t_s.total_cmp(&b.t_s));
+            with
+        });
         let mut r = r;
         let mut unsure = self.unsure.get(&r.seq).cloned();
         let mut from_card = false;
@@ -237,6 +247,7 @@ impl Windows {
         }
         // Where the cards lie as the reading is ruled (a take removes the read card).
         let beside = cards_beside(&self.referee, r.poem);
+        let fouls_if_pressing = pressing_too.map(|w| self.referee.clone().judge(&r, &w).fouls);
         let mut ruling = self.referee.judge(&r, &window);
         if self.hands_seen {
             mark_undriven_take(&mut ruling, &window);
@@ -246,6 +257,7 @@ impl Windows {
                 // rival's hand was passing.
                 mark_rival_beside(&mut ruling, &all, &beside);
                 mark_fingertip_fouls(&mut ruling, &window);
+                mark_held_over(&mut ruling, &held, fouls_if_pressing.as_deref());
             }
         }
         self.closed_until_s = end;
@@ -489,43 +501,101 @@ fn card_moved(window: &[Event], poem: Option<u8>, t: f64) -> bool {
 /// touched.
 pub const PASS_SWEEP_MM_S: f64 = 650.0;
 
-/// Whether a window's event is a hand passing over a card (`PASS_SWEEP_MM_S`).
+/// A hand seen pressing a card that did not move for this long or longer, s
+/// (`Event::pressed_s`, counted up to `model_hands::HELD_SPAN_S`), was held over it: a
+/// fingertip taps a card it does not move. Such a touch is not ruled on (it stays in
+/// `events.jsonl`; the ruling's `why` names it, and when pressing would have been a foul
+/// the ruling goes to review). On the tuning recordings (docs/analyze.md) the hand model
+/// saw its true touches of a card that did not move pressing for 7-126 ms; 11 of its 50
+/// false ones, a hand held still above a card, for 169 ms or more.
+pub const HELD_OVER_S: f64 = super::model_hands::HELD_SPAN_S;
+
+/// Whether a window's event is a touch of a card that did not move by a hand passing over
+/// it (`PASS_SWEEP_MM_S`) or held over it (`HELD_OVER_S`).
 fn is_pass(window: &[Event], e: &Event) -> bool {
     match &e.what {
         EventKind::Touch {
             poem, direct: true, ..
         } => {
-            e.sweep_mm_s.is_some_and(|v| v >= PASS_SWEEP_MM_S) && !card_moved(window, *poem, e.t_s)
+            (e.sweep_mm_s.is_some_and(|v| v >= PASS_SWEEP_MM_S)
+                || e.pressed_s.is_some_and(|v| v >= HELD_OVER_S))
+                && !card_moved(window, *poem, e.t_s)
         }
         _ => false,
     }
 }
 
-/// The passes of `is_pass` as a sentence for the ruling's `why`.
-fn passes_words(passes: &[Event]) -> Option<String> {
-    let words: Vec<String> = passes
-        .iter()
-        .filter_map(|e| match &e.what {
-            EventKind::Touch {
-                player,
-                poem,
-                territory,
-                ..
-            } => Some(format!(
-                "{player}'s hand over {} at {:.3} s, at {:.2} m/s",
-                touched_card_words(*poem, *territory),
-                e.t_s,
-                e.sweep_mm_s.unwrap_or(0.0) / 1000.0
-            )),
-            _ => None,
-        })
-        .collect();
-    (!words.is_empty()).then(|| {
-        format!(
+/// Of the touches of `is_pass`, whether a hand held over the card (not one passing).
+fn is_held_over(window: &[Event], e: &Event) -> bool {
+    is_pass(window, e) && !e.sweep_mm_s.is_some_and(|v| v >= PASS_SWEEP_MM_S)
+}
+
+/// The touches of `is_pass` as a sentence for the ruling's `why`.
+fn passes_words(passes: &[Event], held: &[Event]) -> Option<String> {
+    let touch = |e: &Event, how: &dyn Fn(&Event) -> String| match &e.what {
+        EventKind::Touch {
+            player,
+            poem,
+            territory,
+            ..
+        } => Some(format!(
+            "{player}'s hand over {} at {:.3} s, {}",
+            touched_card_words(*poem, *territory),
+            e.t_s,
+            how(e)
+        )),
+        _ => None,
+    };
+    let speed = |e: &Event| format!("at {:.2} m/s", e.sweep_mm_s.unwrap_or(0.0) / 1000.0);
+    let time = |e: &Event| format!("for {:.2} s or more", e.pressed_s.unwrap_or(0.0));
+    let passing: Vec<String> = passes.iter().filter_map(|e| touch(e, &speed)).collect();
+    let holding: Vec<String> = held.iter().filter_map(|e| touch(e, &time)).collect();
+    let mut out = Vec::new();
+    if !passing.is_empty() {
+        out.push(format!(
             "Not ruled as touches (a hand sweeping past a card it did not move): {}.",
-            words.join("; ")
-        )
-    })
+            passing.join("; ")
+        ));
+    }
+    if !holding.is_empty() {
+        out.push(format!(
+            "Not ruled as touches (a hand held over a card it did not move): {}.",
+            holding.join("; ")
+        ));
+    }
+    (!out.is_empty()).then(|| out.join(" "))
+}
+
+/// A hand held over a card (`HELD_OVER_S`) is taken for one not pressing it; when
+/// pressing would have been a foul (`fouls_if_pressing`, the ruling with those touches
+/// counted), the ruling goes to review naming the hand: from above, the two look alike.
+/// A ruling already sent to review keeps its reason.
+fn mark_held_over(r: &mut Ruling, held: &[Event], fouls_if_pressing: Option<&[Foul]>) {
+    let Some(fouls) = fouls_if_pressing else {
+        return;
+    };
+    if r.needs_review.is_some() || fouls == r.fouls.as_slice() {
+        return;
+    }
+    let Some(e) = held.first() else {
+        return;
+    };
+    if let EventKind::Touch {
+        player,
+        poem,
+        territory,
+        ..
+    } = &e.what
+    {
+        r.needs_review = Some(Review {
+            reason: format!(
+                "{player:?}'s hand was held over card {} at {:.3} s without moving it, taken for not pressing it: from above, a hand held just over a card looks like one pressing it, and pressing it would be a foul",
+                touched_card_words(*poem, *territory),
+                e.t_s
+            ),
+            what: ReviewWhat::Unseen,
+        });
+    }
 }
 
 /// A foul whose touch moved no card rests on a fingertip alone: seen from above, a hand

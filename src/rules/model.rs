@@ -196,6 +196,12 @@ pub struct Event {
     /// on it; a hand sweeping past is passing over the card.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sweep_mm_s: Option<f64>,
+    /// For a touch the hand model saw: how long the player was seen pressing from the
+    /// touch on, s, counted up to `HELD_SPAN_S` of `judge::model_hands` (contract
+    /// section 4). A fingertip taps a card it does not move; a hand seen "pressing" one
+    /// for longer is held over it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pressed_s: Option<f64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -328,6 +334,7 @@ impl Event {
             t_err_s: 0.0,
             frames: None,
             sweep_mm_s: None,
+            pressed_s: None,
         }
     }
     /// The poem the event names, if any.

@@ -17,11 +17,11 @@ mod fingers;
 mod identity;
 mod press;
 
-use self::events::LastInside;
 pub use self::events::{
     crossing, CONTACT_ONSET_SD_S, CONTACT_REPRESS_S, HIDDEN_CONTINUE_MM, HIDDEN_MAX_S,
     PENDING_UNSEEN_MAX_S,
 };
+use self::events::{LastInside, PressedCards};
 pub use self::fingers::{
     dist_to_quad, finger_ends, polygon_area_mm2, tips_to_look_at, CONTACT_NEAR_CARD_MM,
     FINGER_HALF_WIDTH_MM,
@@ -207,6 +207,9 @@ pub struct Perceiver {
     /// Each player's hand as last seen over the playing area, while it may be hidden:
     /// it is hidden in the latest run when that sighting is older (`note_inside`).
     last_inside: [Option<LastInside>; 2],
+    /// When each player's hand was last seen pressing each card: (player, card, time),
+    /// the last `CARD_REPRESS_S` (`events_between`).
+    pressed_cards: PressedCards,
     /// Confirmed events not yet given out: they leave in time order once no pending
     /// change can come before them.
     held: Vec<Event>,
@@ -281,6 +284,7 @@ impl Perceiver {
             hurried: false,
             slots: Default::default(),
             last_inside: [None, None],
+            pressed_cards: PressedCards::default(),
             held: Vec::new(),
             stats: PerceiveStats::default(),
         }
