@@ -17,15 +17,15 @@ use crate::rules::model::{CardRef, Event, EventKind, Hand, Player};
 /// that lifts from one card and comes down on another takes longer (in the simulator at
 /// least 0.26 s from the end of one press to the next: 0.12 s up, the reach, 35 ms down).
 pub const CONTACT_REPRESS_S: f64 = 0.2;
-/// A player seen pressing a card this recently, s, with any hand, is still handling it
-/// when a hand of theirs is seen pressing it again: a card carried to the other
+/// A hand seen pressing a card this recently, s, is still handling it when it is seen
+/// pressing it again, and the new press renews the span: a card carried to the other
 /// territory or straightened after it arrives slides under the fingers, whose contact
 /// comes and goes while the card's place is still being followed. It is no new touch.
 /// A player who touches a card again within half a second adds nothing the rules ask
 /// (the first touch takes, the first touch fouls); no simulated recording's truth has
-/// one (1,017 touches on the tuning and held-out recordings), and on the held-out six
-/// 31 of `analyze`'s false touches were such a second press, 130-500 ms after the
-/// player's true touch of the card.
+/// one (1,017 touches on the tuning and held-out recordings). Kept per hand: the same
+/// touch read once as the left hand and once as the right keeps both readings, as the
+/// judge gives a touch the player's usual hand anyway.
 pub const CARD_REPRESS_S: f64 = 0.5;
 /// How far a touch's time, as the contact signal crosses 0.5, strays from the moment the
 /// fingertip meets the card, s (one standard deviation), beyond the bracket between the
@@ -45,28 +45,23 @@ pub const HIDDEN_MAX_S: f64 = 0.2;
 /// over the area is that hand, seen leaving (mm): a hand moves 25-50 mm between runs.
 pub const HIDDEN_CONTINUE_MM: f64 = 100.0;
 
-/// When each player's hands were last seen pressing each card, over the last
-/// `CARD_REPRESS_S`.
+/// When each hand was last seen pressing each card, over the last `CARD_REPRESS_S`.
 #[derive(Debug, Clone, Default)]
-pub(super) struct PressedCards(Vec<(Player, CardRef, f64)>);
+pub(super) struct PressedCards(Vec<((Player, Hand), CardRef, f64)>);
 
 impl PressedCards {
-    /// Whether `player` was seen pressing `card` within `CARD_REPRESS_S` before `t_s`.
-    pub(super) fn lately(&self, player: Player, card: CardRef, t_s: f64) -> bool {
+    /// Whether `hand` was seen pressing `card` within `CARD_REPRESS_S` before `t_s`.
+    pub(super) fn lately(&self, hand: (Player, Hand), card: CardRef, t_s: f64) -> bool {
         self.0
             .iter()
-            .any(|&(p, c, t)| p == player && c == card && t_s - t <= CARD_REPRESS_S)
+            .any(|&(h, c, t)| h == hand && c == card && t_s - t <= CARD_REPRESS_S)
     }
 
-    /// `player` is seen pressing `card` at `t_s` (a contact confirmed, or held on).
-    pub(super) fn note(&mut self, player: Player, card: CardRef, t_s: f64) {
-        match self
-            .0
-            .iter_mut()
-            .find(|(p, c, _)| *p == player && *c == card)
-        {
+    /// `hand` is seen pressing `card` at `t_s` (a contact confirmed, or held on).
+    pub(super) fn note(&mut self, hand: (Player, Hand), card: CardRef, t_s: f64) {
+        match self.0.iter_mut().find(|(h, c, _)| *h == hand && *c == card) {
             Some(seen) => seen.2 = t_s,
-            None => self.0.push((player, card, t_s)),
+            None => self.0.push((hand, card, t_s)),
         }
     }
 
@@ -273,10 +268,17 @@ impl Perceiver {
                 None => match o.contact {
                     Some(card)
                         if st.contact.is_none()
+                            && self.pressed_cards.lately((player, hand), card, b.t_s) =>
+                    {
+                        // The card this hand pressed lately, pressed again: the same
+                        // touch, held on (`CARD_REPRESS_S`).
+                        next.contact = Some(card);
+                    }
+                    Some(card)
+                        if st.contact.is_none()
                             && !st
                                 .pressed_t_s
-                                .is_some_and(|t| b.t_s - t <= CONTACT_REPRESS_S)
-                            && !self.pressed_cards.lately(player, card, b.t_s) =>
+                                .is_some_and(|t| b.t_s - t <= CONTACT_REPRESS_S) =>
                     {
                         let t =
                             crossing(ta, b.t_s, pa - CONTACT_MIN_P, o.contact_p - CONTACT_MIN_P);
@@ -301,7 +303,7 @@ impl Perceiver {
             // A contact confirmed or held on (not one seen in a single run): a later
             // press of the same card by this player is still this touch.
             if let Some(card) = next.contact.filter(|c| o.contact == Some(*c)) {
-                self.pressed_cards.note(player, card, b.t_s);
+                self.pressed_cards.note((player, hand), card, b.t_s);
             }
             self.slots[s] = next;
         }

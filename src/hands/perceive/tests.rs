@@ -201,20 +201,22 @@ fn a_finger_ends_half_its_width_beyond_its_tip_away_from_the_wrist() {
 }
 
 #[test]
-fn a_player_pressing_a_card_again_within_half_a_second_is_still_handling_it() {
+fn a_hand_pressing_a_card_again_within_half_a_second_is_still_handling_it() {
     use super::events::{PressedCards, CARD_REPRESS_S};
-    let (a, b) = (Player::A, Player::B);
+    let (a, b) = ((Player::A, Hand::Right), (Player::B, Hand::Right));
+    let a_left = (Player::A, Hand::Left);
     let (c12, c13) = (CardRef::Poem(12), CardRef::Poem(13));
     let mut pressed = PressedCards::default();
     pressed.note(a, c12, 1.0);
     // A's hand on 12, carried with the card and pressing it again: the same touch.
     assert!(pressed.lately(a, c12, 1.3));
-    // Another card, or the other player on this one: a touch of its own.
+    // Another card, the other player, or the other hand: a touch of its own.
     assert!(!pressed.lately(a, c13, 1.3));
     assert!(!pressed.lately(b, c12, 1.3));
+    assert!(!pressed.lately(a_left, c12, 1.3));
     // Let go of for longer: a new touch.
     assert!(!pressed.lately(a, c12, 1.0 + CARD_REPRESS_S + 0.01));
-    // Held on: counted from the last run that saw it pressed.
+    // Held on, or pressed again: counted from the last run that saw it pressed.
     pressed.note(a, c12, 1.4);
     assert!(pressed.lately(a, c12, 1.8));
     pressed.forget_before(2.0);
