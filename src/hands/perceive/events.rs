@@ -23,9 +23,9 @@ pub const CONTACT_REPRESS_S: f64 = 0.2;
 /// comes and goes while the card's place is still being followed. It is no new touch.
 /// A player who touches a card again within half a second adds nothing the rules ask
 /// (the first touch takes, the first touch fouls); no simulated recording's truth has
-/// one (1,017 touches on the tuning and held-out recordings). Kept per hand: the same
-/// touch read once as the left hand and once as the right keeps both readings, as the
-/// judge gives a touch the player's usual hand anyway.
+/// one (1,017 touches on the tuning, held-out and dubbed recordings). Kept per hand:
+/// the same touch read once as the left hand and once as the right keeps both
+/// readings, as the judge gives a touch the player's usual hand anyway.
 pub const CARD_REPRESS_S: f64 = 0.5;
 /// How far a touch's time, as the contact signal crosses 0.5, strays from the moment the
 /// fingertip meets the card, s (one standard deviation), beyond the bracket between the
