@@ -6,17 +6,17 @@
 //! video, as `layout` does, when the directory has none) and the model file. Writes
 //! `OUT/events.jsonl` and `OUT/hands.jsonl` (docs/contract.md).
 
-use crate::cli::{read_text, write_json_line};
+use crate::cli::read_text;
 use crate::detect::video::{find_video, Video};
 use crate::field::{Calibration, FieldMap};
 use crate::hands::contact::ContactModel;
 use crate::hands::score::{score, LabelFrame};
-use crate::hands::{HandFrame, HandModel, HandsError, PerceiveOptions, Perceiver};
+use crate::hands::{HandFrame, HandModel, HandsError, HandsRecord, PerceiveOptions, Perceiver};
 use crate::rules::model::CardRef;
 use crate::rules::{self, InputError};
 use anyhow::{Context, Result};
 use std::collections::BTreeMap;
-use std::io::{BufWriter, IsTerminal, Write};
+use std::io::{IsTerminal, Write};
 use std::path::Path;
 
 /// A hands-stage error as the one line an official reads; a bad model file exits with 2.
@@ -118,14 +118,18 @@ pub fn perceive(
     let mut video = Video::open(&video_path).map_err(video_error)?;
     let total = video.frame_count();
 
-    let events_path = out_dir.join("events.jsonl");
-    let hands_path = out_dir.join("hands.jsonl");
-    let create = |p: &Path| -> Result<BufWriter<std::fs::File>> {
-        Ok(BufWriter::new(
-            std::fs::File::create(p).with_context(|| format!("creating {}", p.display()))?,
-        ))
+    let mut record = HandsRecord::create(out_dir).with_context(|| {
+        format!(
+            "creating hands.jsonl and events.jsonl in {}",
+            out_dir.display()
+        )
+    })?;
+    let writing = || {
+        format!(
+            "writing hands.jsonl and events.jsonl in {}",
+            out_dir.display()
+        )
     };
-    let (mut ev_out, mut hands_out) = (create(&events_path)?, create(&hands_path)?);
     let bar = if std::io::stderr().is_terminal() {
         let b = indicatif::ProgressBar::new(total as u64);
         b.set_style(
@@ -150,29 +154,19 @@ pub fn perceive(
         Ok(())
     });
     let mut n_events = 0usize;
-    let write_frames = |frames: &[HandFrame], w: &mut BufWriter<std::fs::File>| -> Result<()> {
-        for f in frames.iter().filter(|f| !f.hands.is_empty()) {
-            write_json_line(w, f).context("writing hands.jsonl")?;
-        }
-        Ok(())
-    };
     for f in rx.iter() {
         let p = perceiver
             .push(f.index, f.t_s, &f.bgr)
             .map_err(hands_error)?;
-        write_frames(&p.frames, &mut hands_out)?;
-        for e in &p.events {
-            write_json_line(&mut ev_out, e).context("writing events.jsonl")?;
-            n_events += 1;
-        }
+        record.write(&p.frames, &p.events).with_context(writing)?;
+        n_events += p.events.len();
         if let Some(b) = &bar {
             b.inc(1);
         }
     }
-    for e in perceiver.finish() {
-        write_json_line(&mut ev_out, &e).context("writing events.jsonl")?;
-        n_events += 1;
-    }
+    let last = perceiver.finish();
+    record.write(&[], &last).with_context(writing)?;
+    n_events += last.len();
     reader
         .join()
         .map_err(|_| anyhow::anyhow!("the video reader stopped"))?

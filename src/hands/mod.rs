@@ -11,12 +11,15 @@
 //! - `decode`: output maps -> hands (player, hand, outline, fingertips, contact point).
 //! - `perceive`: the per-frame schedule (a reduced rate, refined where something changes)
 //!   and the events with sub-frame times.
+//! - `record`: the hands and events written as they are made (`hands.jsonl`,
+//!   `events.jsonl`).
 //! - `score`: hands and events compared with the simulator's labels and truth.
 
 pub mod contact;
 pub mod decode;
 pub mod model;
 pub mod perceive;
+pub mod record;
 pub mod score;
 
 pub use decode::{HandFrame, HandObs};
@@ -24,6 +27,7 @@ pub use model::{Backend, HandModel, MODEL_IN_H_PX, MODEL_IN_W_PX};
 pub use perceive::{
     PerceiveOptions, PerceiveStats, Perceiver, ACTIVE_EVERY_S, HURRIED_STRETCH, IDLE_EVERY_S,
 };
+pub use record::HandsRecord;
 
 use std::path::PathBuf;
 

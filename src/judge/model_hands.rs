@@ -18,15 +18,13 @@
 //! a player's first touch their lead hand, so one misreading decides every later take).
 
 use super::{HandSource, JudgeError};
-use crate::hands::{HandFrame, HandObs, Perceiver};
+use crate::hands::{HandFrame, HandObs, HandsRecord, Perceiver};
 use crate::rules::geometry::Pt;
 use crate::rules::model::Event;
 use crate::rules::model::{CardRef, EventKind, Hand, Player};
 use crate::track::HandSeen;
 use opencv::core::Mat;
 use std::collections::{BTreeMap, VecDeque};
-use std::fs::File;
-use std::io::{BufWriter, Write};
 use std::path::Path;
 
 /// An entry or leave counts once the hand has stayed in (or out) this long, s.
@@ -204,33 +202,10 @@ pub struct ModelHands {
     places: VecDeque<Placed>,
     /// Touches held until the hands have been seen `SWEEP_SPAN_S` after them.
     awaiting: Vec<Event>,
-    /// Where the hand model's own output is written, when asked (`record_to`).
-    record: Option<Record>,
-}
-
-/// The hand model's own output as `perceive` writes it: the hands of every run
-/// (`hands.jsonl`) and its events before this module's filters (`events.jsonl`), with
-/// the cards pressed where the card tracker placed them. `score-hands` reads the two.
-struct Record {
-    hands: BufWriter<File>,
-    events: BufWriter<File>,
-}
-
-impl Record {
-    fn write<T: serde::Serialize>(w: &mut BufWriter<File>, v: &T) -> std::io::Result<()> {
-        serde_json::to_writer(&mut *w, v)?;
-        w.write_all(b"\n")
-    }
-
-    fn frames(&mut self, frames: &[HandFrame], events: &[Event]) -> std::io::Result<()> {
-        for f in frames.iter().filter(|f| !f.hands.is_empty()) {
-            Record::write(&mut self.hands, f)?;
-        }
-        for e in events {
-            Record::write(&mut self.events, e)?;
-        }
-        Ok(())
-    }
+    /// Where the hand model's own output is written, when asked (`record_to`): its
+    /// events before this module's filters, the cards pressed where the card tracker
+    /// placed them.
+    record: Option<HandsRecord>,
 }
 
 /// Runs' hands are kept this long, s.
@@ -254,16 +229,9 @@ impl ModelHands {
     }
 
     /// Writes the hand model's own output to `dir/hands.jsonl` and `dir/events.jsonl`
-    /// as the run goes (`Record`).
+    /// as the run goes (`HandsRecord`).
     pub fn record_to(&mut self, dir: &Path) -> std::io::Result<()> {
-        std::fs::create_dir_all(dir)?;
-        let create = |name: &str| -> std::io::Result<BufWriter<File>> {
-            File::create(dir.join(name)).map(BufWriter::new)
-        };
-        self.record = Some(Record {
-            hands: create("hands.jsonl")?,
-            events: create("events.jsonl")?,
-        });
+        self.record = Some(HandsRecord::create(dir)?);
         Ok(())
     }
 }
@@ -463,13 +431,16 @@ impl ModelHands {
                 out.push(e);
                 continue;
             };
-            let pressed = pressed_s(&self.places, player, e.t_s, now_s);
-            if e.t_s + SWEEP_SPAN_S + SWEEP_SLACK_S <= now_s && pressed.is_some() {
-                e.sweep_mm_s = sweep_mm_s(&self.places, player, e.t_s);
-                e.pressed_s = pressed;
-                out.push(e);
-            } else {
-                self.awaiting.push(e);
+            let pressed = (e.t_s + SWEEP_SPAN_S + SWEEP_SLACK_S <= now_s)
+                .then(|| pressed_s(&self.places, player, e.t_s, now_s))
+                .flatten();
+            match pressed {
+                Some(p) => {
+                    e.sweep_mm_s = sweep_mm_s(&self.places, player, e.t_s);
+                    e.pressed_s = Some(p);
+                    out.push(e);
+                }
+                None => self.awaiting.push(e),
             }
         }
         out
@@ -500,7 +471,7 @@ impl HandSource for ModelHands {
             .push(frame, t_s, bgr)
             .map_err(|e| JudgeError::Hands(e.to_string()))?;
         if let Some(r) = self.record.as_mut() {
-            r.frames(&p.frames, &p.events)?;
+            r.write(&p.frames, &p.events)?;
         }
         for f in &p.frames {
             for player in [Player::A, Player::B] {
@@ -549,11 +520,7 @@ impl HandSource for ModelHands {
         if let Some(mut r) = self.record.take() {
             // The record is a measurement beside the rulings: a write that fails here
             // leaves it short, never the rulings.
-            let done = r
-                .frames(&[], &last)
-                .and_then(|_| r.hands.flush())
-                .and_then(|_| r.events.flush());
-            if let Err(e) = done {
+            if let Err(e) = r.write(&[], &last) {
                 eprintln!("the hand model's record: {e}");
             }
         }

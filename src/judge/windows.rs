@@ -214,18 +214,21 @@ impl Windows {
         let all: Vec<Event> = self.pending.drain(..n).collect();
         // A hand passing over a card, or held over it, is not ruled on
         // (`PASS_SWEEP_MM_S`, `HELD_OVER_S`).
-        let (passes, window): (Vec<Event>, Vec<Event>) =
-            all.iter().cloned().partition(|e| is_pass(&all, e));
-        let (held, passes): (Vec<Event>, Vec<Event>) =
-            passes.into_iter().partition(|e| is_held_over(&all, e));
+        let unruled: Vec<Option<Unruled>> = all.iter().map(|e| unruled(&all, e)).collect();
+        let pick = |want: &dyn Fn(Option<Unruled>) -> bool| -> Vec<Event> {
+            all.iter()
+                .zip(&unruled)
+                .filter(|(_, u)| want(**u))
+                .map(|(e, _)| e.clone())
+                .collect()
+        };
+        let window = pick(&|u| u.is_none());
+        let passes = pick(&|u| u == Some(Unruled::Passing));
+        let held = pick(&|u| u == Some(Unruled::HeldOver));
         let passed = passes_words(&passes, &held);
         // The ruling had the hands held over a card pressed it, to tell when that choice
         // decides a foul.
-        let pressing_too = (!held.is_empty()).then(|| {
-            let mut with: Vec<Event> = window.iter().chain(&held).cloned().collect();
-            with.sort_by(|a, b| a.t_s.total_cmp(&b.t_s));
-            with
-        });
+        let pressing_too = (!held.is_empty()).then(|| pick(&|u| u != Some(Unruled::Passing)));
         let mut r = r;
         let mut unsure = self.unsure.get(&r.seq).cloned();
         let mut from_card = false;
@@ -510,27 +513,35 @@ pub const PASS_SWEEP_MM_S: f64 = 650.0;
 /// false ones, a hand held still above a card, for 169 ms or more.
 pub const HELD_OVER_S: f64 = super::model_hands::HELD_SPAN_S;
 
-/// Whether a window's event is a touch of a card that did not move by a hand passing over
-/// it (`PASS_SWEEP_MM_S`) or held over it (`HELD_OVER_S`).
-fn is_pass(window: &[Event], e: &Event) -> bool {
-    match &e.what {
-        EventKind::Touch {
-            poem, direct: true, ..
-        } => {
-            (e.sweep_mm_s.is_some_and(|v| v >= PASS_SWEEP_MM_S)
-                || e.pressed_s.is_some_and(|v| v >= HELD_OVER_S))
-                && !card_moved(window, *poem, e.t_s)
-        }
-        _ => false,
-    }
+/// Why a touch is not ruled on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Unruled {
+    /// A hand passing over a card it did not move (`PASS_SWEEP_MM_S`).
+    Passing,
+    /// A hand held over a card it did not move (`HELD_OVER_S`).
+    HeldOver,
 }
 
-/// Of the touches of `is_pass`, whether a hand held over the card (not one passing).
-fn is_held_over(window: &[Event], e: &Event) -> bool {
-    is_pass(window, e) && !e.sweep_mm_s.is_some_and(|v| v >= PASS_SWEEP_MM_S)
+/// Whether a window's event is a touch not ruled on, and why; `None` for every other
+/// event.
+fn unruled(window: &[Event], e: &Event) -> Option<Unruled> {
+    let EventKind::Touch {
+        poem, direct: true, ..
+    } = &e.what
+    else {
+        return None;
+    };
+    let why = if e.sweep_mm_s.is_some_and(|v| v >= PASS_SWEEP_MM_S) {
+        Unruled::Passing
+    } else if e.pressed_s.is_some_and(|v| v >= HELD_OVER_S) {
+        Unruled::HeldOver
+    } else {
+        return None;
+    };
+    (!card_moved(window, *poem, e.t_s)).then_some(why)
 }
 
-/// The touches of `is_pass` as a sentence for the ruling's `why`.
+/// The touches of `unruled` as a sentence for the ruling's `why`.
 fn passes_words(passes: &[Event], held: &[Event]) -> Option<String> {
     let touch = |e: &Event, how: &dyn Fn(&Event) -> String| match &e.what {
         EventKind::Touch {

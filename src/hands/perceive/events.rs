@@ -301,7 +301,7 @@ impl Perceiver {
                 next.pressed_t_s = Some(b.t_s);
             }
             // A contact confirmed or held on (not one seen in a single run): a later
-            // press of the same card by this player is still this touch.
+            // press of the same card by this hand is still this touch.
             if let Some(card) = next.contact.filter(|c| o.contact == Some(*c)) {
                 self.pressed_cards.note((player, hand), card, b.t_s);
             }

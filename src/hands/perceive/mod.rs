@@ -207,8 +207,8 @@ pub struct Perceiver {
     /// Each player's hand as last seen over the playing area, while it may be hidden:
     /// it is hidden in the latest run when that sighting is older (`note_inside`).
     last_inside: [Option<LastInside>; 2],
-    /// When each player's hand was last seen pressing each card: (player, card, time),
-    /// the last `CARD_REPRESS_S` (`events_between`).
+    /// When each hand was last seen pressing each card, over the last `CARD_REPRESS_S`
+    /// (`events_between`).
     pressed_cards: PressedCards,
     /// Confirmed events not yet given out: they leave in time order once no pending
     /// change can come before them.
