@@ -153,6 +153,22 @@ fn other_hand(h: Hand) -> Hand {
     }
 }
 
+/// The player on whose side of the field a region lies wholly, past the playing area's
+/// edge (A's at negative y, B's at positive y): a hand resting there, or at the frame's
+/// edge with no wrist in view, is that player's. The other player cannot reach there
+/// across the whole field; a hand reaching into the far territory lies over the area.
+pub fn side_player(outline_mm: &[Pt], area_y0_mm: f64, area_y1_mm: f64) -> Option<Player> {
+    if outline_mm.is_empty() {
+        None
+    } else if outline_mm.iter().all(|p| p.y_mm < area_y0_mm) {
+        Some(Player::A)
+    } else if outline_mm.iter().all(|p| p.y_mm > area_y1_mm) {
+        Some(Player::B)
+    } else {
+        None
+    }
+}
+
 /// A hand reaches away from its owner's shoulder: from the wrist (the outline's point
 /// farthest from the fingertips) towards the fingertips, +y for A (who sits at negative
 /// y), -y for B. `None` when the hand lies too much across the field to tell.

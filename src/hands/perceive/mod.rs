@@ -26,7 +26,7 @@ pub use self::fingers::{
     dist_to_quad, finger_ends, polygon_area_mm2, tips_to_look_at, CONTACT_NEAR_CARD_MM,
     FINGER_HALF_WIDTH_MM,
 };
-pub use self::identity::{keep_identity, pointing_player};
+pub use self::identity::{keep_identity, pointing_player, side_player};
 pub use self::press::{CONTACT_BEFORE_S, CONTACT_CARD_RADIUS_MM};
 
 use super::contact::{ContactModel, CropSource};
@@ -486,8 +486,9 @@ impl Perceiver {
         Ok(polygon_area_mm2(&poly) >= HAND_MIN_CARD_FACES * face_mm2)
     }
 
-    /// Inside, reach, lead and the card pressed, from the field; the player from where
-    /// the hand points when that is clear (returned then).
+    /// Inside, reach, lead and the card pressed, from the field; the player from the side
+    /// of the field the region lies on wholly, or else from where the hand points, when
+    /// that is clear (returned then).
     fn place(
         &mut self,
         h: &mut HandObs,
@@ -510,10 +511,19 @@ impl Perceiver {
         let mut tips_out = Vec::new();
         if let (Some(poly), false) = (&poly, tips.is_empty()) {
             pointed = pointing_player(poly, &tips);
-            if let Some(p) = pointed {
-                h.player = p;
-            }
             tips_out = finger_ends(poly, &tips);
+        }
+        // A region lying wholly past one player's edge of the playing area is that
+        // player's, whichever way it seems to point (a hand cut by the frame's edge
+        // shows no wrist).
+        if let Some(p) = poly.as_deref().and_then(|poly| {
+            let area = self.geom.playing_area();
+            side_player(poly, area.y0_mm, area.y1_mm)
+        }) {
+            pointed = Some(p);
+        }
+        if let Some(p) = pointed {
+            h.player = p;
         }
         h.lead = self.layout.lead_hand(h.player).map(|l| l == h.hand);
         if let Some(poly) = &poly {

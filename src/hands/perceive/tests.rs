@@ -201,6 +201,34 @@ fn a_finger_ends_half_its_width_beyond_its_tip_away_from_the_wrist() {
 }
 
 #[test]
+fn a_region_wholly_past_a_players_edge_of_the_area_is_that_players() {
+    let geom = FieldGeometry::new(crate::rules::model::FieldSize::default());
+    let area = geom.playing_area();
+    let (y0, y1) = (area.y0_mm, area.y1_mm);
+    let square = |x: f64, y: f64| {
+        vec![
+            Pt::new(x, y),
+            Pt::new(x + 90.0, y),
+            Pt::new(x + 90.0, y + 90.0),
+            Pt::new(x, y + 90.0),
+        ]
+    };
+    // Resting beyond A's edge (A sits at negative y), cut by the frame's edge: A's.
+    assert_eq!(
+        side_player(&square(100.0, y0 - 200.0), y0, y1),
+        Some(Player::A)
+    );
+    assert_eq!(
+        side_player(&square(-300.0, y1 + 20.0), y0, y1),
+        Some(Player::B)
+    );
+    // Reaching over the line, or over the field: the side does not tell.
+    assert_eq!(side_player(&square(100.0, y0 - 45.0), y0, y1), None);
+    assert_eq!(side_player(&square(0.0, 0.0), y0, y1), None);
+    assert_eq!(side_player(&[], y0, y1), None);
+}
+
+#[test]
 fn a_hand_pressing_a_card_again_within_half_a_second_is_still_handling_it() {
     use super::events::{PressedCards, CARD_REPRESS_S};
     let (a, b) = ((Player::A, Hand::Right), (Player::B, Hand::Right));
