@@ -507,6 +507,7 @@ impl Perceiver {
         } else {
             self.map.to_field(&h.fingertips_px)?
         };
+        let area = self.geom.playing_area();
         let mut pointed = None;
         let mut tips_out = Vec::new();
         if let (Some(poly), false) = (&poly, tips.is_empty()) {
@@ -516,10 +517,10 @@ impl Perceiver {
         // A region lying wholly past one player's edge of the playing area is that
         // player's, whichever way it seems to point (a hand cut by the frame's edge
         // shows no wrist).
-        if let Some(p) = poly.as_deref().and_then(|poly| {
-            let area = self.geom.playing_area();
-            side_player(poly, area.y0_mm, area.y1_mm)
-        }) {
+        if let Some(p) = poly
+            .as_deref()
+            .and_then(|poly| side_player(poly, area.y0_mm, area.y1_mm))
+        {
             pointed = Some(p);
         }
         if let Some(p) = pointed {
@@ -527,7 +528,6 @@ impl Perceiver {
         }
         h.lead = self.layout.lead_hand(h.player).map(|l| l == h.hand);
         if let Some(poly) = &poly {
-            let area = self.geom.playing_area();
             h.inside = self.geom.hand_is_inside(poly) || tips_out.iter().any(|p| area.contains(*p));
             h.reach_mm = poly
                 .iter()
