@@ -14,7 +14,7 @@ of the three, jittered, turned through any angle (hands reach from both sides an
 light comes from anywhere), mirrored, scaled, and put through colour, blur, noise and
 JPEG changes.
 
-    python train/train_contact.py --data data/contact --out models/contact.onnx --steps 4000
+    python train/train_contact.py --data data/contact --out models/contact.onnx --steps 12000
 
 With `--context` the network also takes the same three over a 192 mm square (18
 channels: models/contact-second.onnx). With `--point` it is the point network
@@ -237,7 +237,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--data", required=True)
     ap.add_argument("--out", required=True)
-    ap.add_argument("--steps", type=int, default=4000)
+    ap.add_argument("--steps", type=int, default=12000)
     ap.add_argument("--batch", type=int, default=64)
     ap.add_argument("--lr", type=float, default=2e-3)
     ap.add_argument("--above-mm", type=float, default=ABOVE_MM,

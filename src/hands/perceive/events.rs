@@ -31,7 +31,9 @@ pub const CARD_REPRESS_S: f64 = 0.5;
 /// fingertip meets the card, s (one standard deviation), beyond the bracket between the
 /// runs around it: the signal passes 0.5 while a finger comes down, or a run or two late.
 /// Measured on the six tuning recordings of docs/hands.md with the committed networks:
-/// 125 touches `analyze` found, 12 ms early on average with a spread of 21.6 ms. Every
+/// 125 touches `analyze` found, 12 ms early on average with a spread of 21.6 ms; with the
+/// first two networks trained 12,000 steps, the 132 found within 0.1 s of the truth's,
+/// 17 ms early with a spread of 20.0 ms (20.1 ms for the 123 of the 4,000-step ones). Every
 /// touch of the hand model carries it in its `t_err_s`, so two touches of different
 /// players closer than the model can order go to review as a close call.
 pub const CONTACT_ONSET_SD_S: f64 = 0.02;
