@@ -9,7 +9,7 @@
 # committed hand model over six of them so that crops are also centred on the fingertips
 # it finds; then trains the first network (the 96 mm square, 12,000 steps, about 28
 # minutes on 2 threads), the second (the same and a 192 mm square, 18 channels, 12,000
-# steps, about 35 minutes) and the point network (where in the square the fingertip
+# steps, about 37 minutes) and the point network (where in the square the fingertip
 # presses, 4,000 steps, about 9 minutes) from the same crops. Never run by CI. The data
 # takes about 14 GB of disk under DATA (the crops with the wider squares 6 GB, their
 # per-recording parts 6 GB, the recordings 1 GB).

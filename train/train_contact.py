@@ -20,7 +20,8 @@ With `--context` the network also takes the same three over a 192 mm square (18
 channels: models/contact-second.onnx). With `--point` it is the point network
 (models/contact-point.onnx): the same nine channels in, two numbers out, where in the
 square the pressing (middle) fingertip lies, in input pixels from its centre; trained
-only on pressing crops, with a smooth L1 loss.
+only on pressing crops, with a smooth L1 loss; the committed one is trained 4,000 steps
+(`--steps 4000`, as train/run_contact.sh does).
 
 Seeds 1040 (clean, 1280x720, 120 fps), 1045 (hard, 640x360, 240 fps) and 1059 (hard,
 1280x720, 240 fps) are kept out of training and give the validation numbers printed at
