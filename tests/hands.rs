@@ -1,7 +1,8 @@
 //! The hand model from the command line: the committed `models/hands.onnx` run through
 //! `perceive` on a short recording the test draws (a seed never used in training), its
 //! hands scored against the simulator's labels and its touches against the truth; the
-//! hurried schedule of `live`; and bad model files, each one line and exit status 2.
+//! hurried schedule of `live`; the onset network timing touches at 240 fps; and bad model
+//! files, each one line and exit status 2.
 
 use karuta_referee::detect::video::{find_video, Video};
 use karuta_referee::field::Calibration;
@@ -366,4 +367,143 @@ fn true_enters(dir: &Path) -> Vec<(f64, String)> {
             _ => None,
         })
         .collect()
+}
+
+#[test]
+fn an_onset_network_of_the_wrong_input_is_one_line_and_exit_2() {
+    // The first contact network (9 channels) where the onset network (18) belongs.
+    let models = model();
+    let read = |name: &str| std::fs::read(models.with_file_name(name)).unwrap();
+    let (dir, err) = perceive_refuses(
+        "onset",
+        &[
+            ("contact.onnx", read("contact.onnx")),
+            ("contact-onset.onnx", read("contact.onnx")),
+        ],
+    );
+    let onset = dir.join("contact-onset.onnx");
+    assert!(
+        err.contains(&onset.display().to_string()) && err.contains("18"),
+        "names the onset network and what it must take: {err}"
+    );
+}
+
+/// `perceive` of `dir` with the committed networks, and `extra` files beside them: its
+/// events.
+fn perceive_with(dir: &Path, name: &str, extra: &[(&str, &str)]) -> Vec<serde_json::Value> {
+    let models = dir.join(format!("models-{name}"));
+    std::fs::create_dir_all(&models).unwrap();
+    for f in [
+        "hands.onnx",
+        "contact.onnx",
+        "contact-second.onnx",
+        "contact-point.onnx",
+    ] {
+        std::fs::copy(model().with_file_name(f), models.join(f)).unwrap();
+    }
+    for (to, from) in extra {
+        std::fs::copy(model().with_file_name(from), models.join(to)).unwrap();
+    }
+    let out = dir.join(format!("out-{name}"));
+    let o = bin()
+        .arg("perceive")
+        .arg(dir)
+        .arg("--out")
+        .arg(&out)
+        .arg("--model")
+        .arg(models.join("hands.onnx"))
+        .output()
+        .expect("run perceive");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = std::fs::read_to_string(out.join("events.jsonl")).unwrap();
+    karuta_referee::rules::parse::parse_events("events.jsonl", &text).expect("in time order");
+    text.lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+#[test]
+fn the_onset_network_moves_touches_to_the_truth_and_changes_nothing_else() {
+    use karuta_referee::hands::perceive::{TIMED_AFTER_S, TIMED_BEFORE_S};
+    // At 240 fps: the onset network sees the frames up to 25 ms before, 6 frames.
+    let dir = tmp("timed");
+    let opts = SimOptions {
+        seed: 9102,
+        fps: 240.0,
+        width_px: 640,
+        height_px: 360,
+        readings: 2,
+        preset: Preset::Clean,
+        labels: true,
+        ..SimOptions::default()
+    };
+    simulate(&opts, &dir, false).expect("simulate");
+    let found = perceive_with(&dir, "found", &[]);
+    let timed = perceive_with(
+        &dir,
+        "timed",
+        &[("contact-onset.onnx", "contact-onset.onnx")],
+    );
+    let touches = |v: &[serde_json::Value]| -> Vec<serde_json::Value> {
+        v.iter().filter(|e| e["kind"] == "touch").cloned().collect()
+    };
+    let others = |v: &[serde_json::Value]| -> Vec<serde_json::Value> {
+        v.iter().filter(|e| e["kind"] != "touch").cloned().collect()
+    };
+    assert_eq!(others(&found), others(&timed), "enter and leave unchanged");
+    let (a, b) = (touches(&found), touches(&timed));
+    assert!(!a.is_empty(), "the story's touches are found");
+    // Timing may reorder touches close in time: match each by who touched what.
+    let key = |e: &serde_json::Value| format!("{} {} {}", e["player"], e["hand"], e["poem"]);
+    let mut moved = 0;
+    for e in &a {
+        let t = e["t_s"].as_f64().unwrap();
+        let m = b
+            .iter()
+            .filter(|f| key(f) == key(e))
+            .map(|f| f["t_s"].as_f64().unwrap())
+            .min_by(|x, y| (x - t).abs().total_cmp(&(y - t).abs()))
+            .expect("every touch found is still there");
+        assert!(
+            m >= t - TIMED_BEFORE_S - 1e-9 && m <= t + TIMED_AFTER_S + 1e-9,
+            "a touch moves only within the frames looked at: {t} to {m}"
+        );
+        moved += usize::from((m - t).abs() > 1e-9);
+    }
+    assert_eq!(a.len(), b.len(), "no touch added or dropped");
+    // Against the truth: each true touch's nearest found touch of the same player and
+    // poem within 0.1 s, before and after timing.
+    let truth = std::fs::read_to_string(dir.join("truth.jsonl")).unwrap();
+    let errors = |v: &[serde_json::Value]| -> Vec<f64> {
+        truth
+            .lines()
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+            .filter(|t| t["kind"] == "touch" && t["direct"] == true)
+            .filter_map(|t| {
+                let tt = t["t_s"].as_f64().unwrap();
+                v.iter()
+                    .filter(|e| e["player"] == t["player"] && e["poem"] == t["poem"])
+                    .map(|e| (e["t_s"].as_f64().unwrap() - tt).abs())
+                    .filter(|d| *d < 0.1)
+                    .min_by(f64::total_cmp)
+            })
+            .collect()
+    };
+    let (ea, eb) = (errors(&a), errors(&b));
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
+    eprintln!(
+        "{moved} of {} touches timed anew; of the truth's, {} found, mean error {:.1} ms as found, {:.1} ms timed",
+        a.len(),
+        ea.len(),
+        1000.0 * mean(&ea),
+        1000.0 * mean(&eb)
+    );
+    assert!(moved >= 1, "the onset network times some touch");
+    assert_eq!(ea.len(), eb.len(), "the same true touches found");
+    assert!(
+        mean(&eb) < mean(&ea),
+        "timed touches lie nearer the truth: {:.1} ms against {:.1} ms",
+        1000.0 * mean(&eb),
+        1000.0 * mean(&ea)
+    );
 }

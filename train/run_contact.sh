@@ -1,16 +1,20 @@
 #!/usr/bin/env bash
 # Makes the contact networks' training data with the simulator and trains
-# models/contact.onnx, models/contact-second.onnx and models/contact-point.onnx on this
-# CPU (docs/hands.md, "The contact network"; models/MODEL_CARD.md).
-#   train/run_contact.sh   (VENV=... to reuse a virtualenv; STEPS=... and POINT_STEPS=...
-#                           training steps)
+# models/contact.onnx, models/contact-second.onnx, models/contact-point.onnx and
+# models/contact-onset.onnx on this CPU (docs/hands.md, "The contact network";
+# models/MODEL_CARD.md).
+#   train/run_contact.sh   (VENV=... to reuse a virtualenv; STEPS=..., POINT_STEPS=... and
+#                           ONSET_STEPS=... training steps)
 # Draws the nine 1280x720 240 fps recordings it lacks (seeds 1051-1059, about 2 minutes
 # each) and reuses the dense set's sixteen (train/run.sh) when they are there; runs the
 # committed hand model over six of them so that crops are also centred on the fingertips
 # it finds; then trains the first network (the 96 mm square, 12,000 steps, about 28
 # minutes on 2 threads), the second (the same and a 192 mm square, 18 channels, 12,000
 # steps, about 37 minutes) and the point network (where in the square the fingertip
-# presses, 4,000 steps, about 9 minutes) from the same crops. Never run by CI. The data
+# presses, 4,000 steps, about 9 minutes) from the same crops; then draws eight more
+# 240 fps recordings (seeds 1060-1067, about 4 minutes each), cuts the frames around
+# every touch of the 240 fps ones and trains the onset network (when the finger lands,
+# 6,000 steps, about 20 minutes). Never run by CI. The data
 # takes about 14 GB of disk under DATA (the crops with the wider squares 6 GB, their
 # per-recording parts 6 GB, the recordings 1 GB).
 # Seeds are fixed, so a run repeats itself on the same machine and library versions, up
@@ -42,4 +46,7 @@ done
 THREADS=${THREADS:-2} "$VENV/bin/python" train/train_contact.py --data "$DATA" --out models/contact.onnx --steps "${STEPS:-12000}"
 THREADS=${THREADS:-2} "$VENV/bin/python" train/train_contact.py --data "$DATA" --out models/contact-second.onnx --steps "${STEPS:-12000}" --context
 THREADS=${THREADS:-2} "$VENV/bin/python" train/train_contact.py --data "$DATA" --out models/contact-point.onnx --steps "${POINT_STEPS:-4000}" --point
-sha256sum models/contact.onnx models/contact-second.onnx models/contact-point.onnx
+ONSET=${ONSET_DATA:-data/onset}
+"$VENV/bin/python" train/make_onset_data.py --bin "$bin" --data "$ONSET" --contact "$DATA"
+THREADS=${THREADS:-2} "$VENV/bin/python" train/train_onset.py --data "$ONSET" --out models/contact-onset.onnx --steps "${ONSET_STEPS:-6000}"
+sha256sum models/contact.onnx models/contact-second.onnx models/contact-point.onnx models/contact-onset.onnx

@@ -78,10 +78,31 @@ class ContactNet(nn.Module):
         return self.head(x)
 
 
+def load_crops(data):
+    """The stored squares: the frame, the frame 25 ms before and the plate, nine planes."""
+    return np.concatenate([np.load(os.path.join(data, "crops.npy")),
+                           np.load(os.path.join(data, "prevs.npy")),
+                           np.load(os.path.join(data, "plates.npy"))], axis=3)
+
+
+def pooled(mask, hires):
+    """The crops of `mask`, those of `hires` among them three times."""
+    return np.concatenate([np.where(mask)[0]] + [np.where(mask & hires)[0]] * 2)
+
+
+def predict(net, crops, meta, idx, rng, ctx=None):
+    """The network's first output on the validation inputs of crops `idx`, in batches."""
+    got = []
+    with torch.no_grad():
+        for k in range(0, len(idx), 256):
+            x = torch.from_numpy(np.stack([augment(crops[i], meta[i], rng, train=False, ctx=None if ctx is None else ctx[i])
+                                           for i in idx[k:k + 256]]))
+            got.append(net(x)[:, 0].numpy())
+    return np.concatenate(got) if got else np.zeros(0)
+
+
 def load(data, context=False, above_mm=ABOVE_MM):
-    crops = np.concatenate([np.load(os.path.join(data, "crops.npy")),
-                            np.load(os.path.join(data, "prevs.npy")),
-                            np.load(os.path.join(data, "plates.npy"))], axis=3)
+    crops = load_crops(data)
     ctx = None
     if context:
         ctx = np.concatenate([np.load(os.path.join(data, "ctx_crops.npy")),
@@ -264,7 +285,7 @@ def main():
     hires = np.isin(meta[:, 7].astype(int), list(HIRES_SEEDS)) | (meta[:, 8] > 0)
 
     def pool(mask):
-        return np.concatenate([np.where(mask)[0]] + [np.where(mask & hires)[0]] * 2)
+        return pooled(mask, hires)
 
     tr_pos = pool(~val & (label == 1))
     tr_card = pool(~val & (label == 1) & (meta[:, 1] > 0))
@@ -294,12 +315,7 @@ def main():
 
     fit(net, args, batch_loss)
     vi = np.where(val)[0]
-    with torch.no_grad():
-        ps = []
-        for k in range(0, len(vi), 256):
-            x = torch.from_numpy(np.stack([augment(crops[i], meta[i], rng, train=False, ctx=None if ctx is None else ctx[i]) for i in vi[k:k + 256]]))
-            ps.append(torch.sigmoid(net(x))[:, 0].numpy())
-        p = np.concatenate(ps) if ps else np.zeros(0)
+    p = 1.0 / (1.0 + np.exp(-predict(net, crops, meta, vi, rng, ctx)))
     lv, zv, cv_ = label[vi], meta[vi, 0], meta[vi, 1]
     sv = (lv == 0) & (zv >= 15) & (zv <= 90) & (stillness(crops[vi]) < STILL_DIFF)
     print(f"validation crops centred on found fingertips: {int((meta[vi, 8] > 0).sum())}")

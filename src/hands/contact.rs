@@ -11,8 +11,9 @@
 //! (`train/train_contact.py`, docs/hands.md). It runs only for fingertips close to a
 //! card, on frames the hand network runs on. A second network beside it
 //! (`contact-second.onnx`, the same and a wider square) must agree, and a point network
-//! (`contact-point.onnx`) says where in the square a fingertip found pressing presses
-//! (models/MODEL_CARD.md). All are optional: without the first, contact is the hand
+//! (`contact-point.onnx`) says where in the square a fingertip found pressing presses,
+//! and an onset network (`contact-onset.onnx`), from a short run of frames, whether the
+//! finger has landed yet, which times a touch found (models/MODEL_CARD.md). All are optional: without the first, contact is the hand
 //! network's own map.
 
 use super::model::{planar_rgb, Backend, Net};
@@ -47,6 +48,16 @@ pub const CONTACT_SECOND_FILE: &str = "contact-second.onnx";
 /// may be the index or ring one, or lie some millimetres off; the card pressed is the
 /// one under the point.
 pub const CONTACT_POINT_FILE: &str = "contact-point.onnx";
+/// The onset network beside them, when present: from the same square in the frame, in
+/// the frames `ONSET_BACK_FRAMES` before it and in the plate (`ONSET_CHANNELS` planes),
+/// whether the finger has reached the card by the frame (one logit). Run over the
+/// frames around a touch the others found, it times the touch.
+pub const CONTACT_ONSET_FILE: &str = "contact-onset.onnx";
+/// The frames before the latest the onset network sees, in its input's order after it
+/// (4.2 to 25 ms at 240 fps; it is run only on recordings of 200 fps or more).
+pub const ONSET_BACK_FRAMES: [usize; 4] = [1, 2, 4, 6];
+/// Its planes: three for each frame and for the plate.
+pub const ONSET_CHANNELS: usize = 3 * (ONSET_BACK_FRAMES.len() + 2);
 
 /// A frame kept for contact crops: the frame, halved when wide, and its scale from frame
 /// pixels.
@@ -90,6 +101,7 @@ struct ContactNet {
 pub struct ContactModel {
     nets: Vec<ContactNet>,
     point: Option<ContactNet>,
+    onset: Option<Net>,
     path: PathBuf,
 }
 
@@ -100,6 +112,7 @@ impl ContactModel {
         Ok(ContactModel {
             nets: vec![ContactNet::load(path, backend)?],
             point: None,
+            onset: None,
             path: path.to_path_buf(),
         })
     }
@@ -116,21 +129,22 @@ impl ContactModel {
         if second.is_file() {
             m.nets.push(ContactNet::load(&second, backend)?);
         }
-        let point = hand_model.with_file_name(CONTACT_POINT_FILE);
-        if point.is_file() {
-            let net = ContactNet::load(&point, backend)?;
-            if net.wide {
-                return Err(HandsError::Model {
-                    path: point,
-                    problem: format!(
-                        "a point network takes {CROP_CHANNELS} channels, not {}",
-                        2 * CROP_CHANNELS
-                    ),
-                });
-            }
-            m.point = Some(net);
+        m.point = ContactNet::narrow_beside(hand_model, CONTACT_POINT_FILE, "point", backend)?;
+        let onset = hand_model.with_file_name(CONTACT_ONSET_FILE);
+        if onset.is_file() {
+            let net = Net::load(&onset, backend, 1, &[[1, ONSET_CHANNELS, CROP_PX, CROP_PX]])
+                .map_err(|problem| HandsError::Model {
+                    path: onset.clone(),
+                    problem,
+                })?;
+            m.onset = Some(net);
         }
         Ok(Some(m))
+    }
+
+    /// Whether an onset network is there to time touches.
+    pub fn times_touches(&self) -> bool {
+        self.onset.is_some()
     }
 
     pub fn path(&self) -> &Path {
@@ -218,9 +232,65 @@ impl ContactModel {
             tip_px[1] + *dy as f64 * k,
         ]))
     }
+
+    /// The probability that the finger pressing at `tip_px` has reached the card by the
+    /// first of `frames` (the frame, the frames `ONSET_BACK_FRAMES` before it, the
+    /// plate), by the onset network; `None` without one. Other arguments as `press_p`'s.
+    pub fn landed_p(
+        &self,
+        frames: [&CropSource; ONSET_BACK_FRAMES.len() + 2],
+        tip_px: [f64; 2],
+        px_per_mm: f64,
+    ) -> Result<Option<f64>, HandsError> {
+        let Some(net) = &self.onset else {
+            return Ok(None);
+        };
+        let n = 3 * CROP_PX * CROP_PX;
+        let mut input = vec![0f32; ONSET_CHANNELS * CROP_PX * CROP_PX];
+        for (j, frame) in frames.iter().enumerate() {
+            cut(
+                frame,
+                tip_px,
+                px_per_mm,
+                CROP_MM_PER_PX,
+                &mut input[j * n..(j + 1) * n],
+            )?;
+        }
+        let logit = net
+            .run(input)?
+            .first()
+            .copied()
+            .ok_or_else(|| HandsError::Inference("the onset network gave no output".into()))?;
+        Ok(Some(1.0 / (1.0 + (-logit as f64).exp())))
+    }
 }
 
 impl ContactNet {
+    /// The network of `file` beside the hand model, when there is one; it must take the
+    /// nine planes of the narrow square (`what` names it in the error).
+    fn narrow_beside(
+        hand_model: &Path,
+        file: &str,
+        what: &str,
+        backend: Backend,
+    ) -> Result<Option<ContactNet>, HandsError> {
+        let path = hand_model.with_file_name(file);
+        if !path.is_file() {
+            return Ok(None);
+        }
+        let net = ContactNet::load(&path, backend)?;
+        if net.wide {
+            return Err(HandsError::Model {
+                path,
+                problem: format!(
+                    "a {what} network takes {CROP_CHANNELS} channels, not {}",
+                    2 * CROP_CHANNELS
+                ),
+            });
+        }
+        Ok(Some(net))
+    }
+
     fn load(path: &Path, backend: Backend) -> Result<ContactNet, HandsError> {
         let bad = |problem: String| HandsError::Model {
             path: path.to_path_buf(),

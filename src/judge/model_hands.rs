@@ -528,7 +528,9 @@ impl HandSource for ModelHands {
     }
 
     fn held(&self) -> Vec<Event> {
-        self.awaiting.clone()
+        let mut v = self.awaiting.clone();
+        v.extend(self.perceiver.untimed_touches());
+        v
     }
 
     fn describe(&self) -> String {

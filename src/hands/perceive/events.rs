@@ -5,7 +5,7 @@
 //!
 //! Reads samples; never runs the network (that is the schedule in the module above).
 
-use super::{Perceiver, Sample, SlotState, CONTACT_MIN_P};
+use super::{Perceiver, Sample, SlotState, Untimed, CONTACT_MIN_P};
 use crate::hands::decode::{HandObs, SLOTS};
 use crate::hands::HandsError;
 use crate::rules::geometry::Pt;
@@ -200,7 +200,7 @@ impl Perceiver {
                 if st
                     .pending_contact
                     .as_ref()
-                    .is_some_and(|(_, e)| b.t_s - e.t_s > PENDING_UNSEEN_MAX_S)
+                    .is_some_and(|(_, e, _)| b.t_s - e.t_s > PENDING_UNSEEN_MAX_S)
                 {
                     st.pending_contact = None;
                 }
@@ -254,9 +254,14 @@ impl Perceiver {
             }
             // Pressing a card: the same; letting go needs no event.
             match st.pending_contact {
-                Some((card, ev)) => {
+                Some((card, ev, at_px)) => {
                     if o.contact == Some(card) {
-                        out.push(ev);
+                        // Timed by the onset network over the frames around it, when
+                        // it can be (`timing`).
+                        match at_px.filter(|_| self.times_touches()) {
+                            Some(at_px) => self.untimed.push(Untimed { ev, at_px }),
+                            None => out.push(ev),
+                        }
                         next.contact = Some(card);
                     } else {
                         next.contact = if o.contact == st.contact {
@@ -293,7 +298,7 @@ impl Perceiver {
                             sweep_mm_s: None,
                             pressed_s: None,
                         };
-                        next.pending_contact = Some((card, ev));
+                        next.pending_contact = Some((card, ev, o.contact_px));
                     }
                     Some(_) => {}
                     None => next.contact = None,

@@ -16,6 +16,7 @@ mod events;
 mod fingers;
 mod identity;
 mod press;
+mod timing;
 
 pub use self::events::{
     crossing, CONTACT_ONSET_SD_S, CONTACT_REPRESS_S, HIDDEN_CONTINUE_MM, HIDDEN_MAX_S,
@@ -28,6 +29,10 @@ pub use self::fingers::{
 };
 pub use self::identity::{keep_identity, pointing_player, side_player};
 pub use self::press::{CONTACT_BEFORE_S, CONTACT_CARD_RADIUS_MM};
+use self::timing::Untimed;
+pub use self::timing::{
+    onset_from_landed, CONTACT_TIMED_SD_S, LANDED_P, TIMED_AFTER_S, TIMED_BEFORE_S, TIMED_MIN_FPS,
+};
 
 use super::contact::{ContactModel, CropSource};
 use super::decode::{decode, HandFrame, HandObs, SLOTS};
@@ -47,8 +52,11 @@ pub use crate::rules::geometry::TOUCH_RADIUS_MM;
 
 /// Contact probability at which a fingertip is taken to press.
 pub const CONTACT_MIN_P: f64 = 0.5;
-/// Contact crops are kept this long for that.
-const CONTACT_HISTORY_S: f64 = 0.1;
+/// Contact crops are kept this long for that, and for timing a touch by the onset
+/// network over the frames around it (`TIMED_BEFORE_S` before it, each beside the frames
+/// up to 25 ms earlier, to `TIMED_AFTER_S` after, timed at the first run after that: 168
+/// ms at 240 fps).
+const CONTACT_HISTORY_S: f64 = 0.17;
 /// At most this many fingertips of a hand are looked at, farthest from the wrist first.
 pub const CONTACT_TIPS_MAX: usize = 3;
 /// A region over the playing area smaller than this many card faces (its sure outline
@@ -169,7 +177,7 @@ struct SlotState {
     /// A change seen in one run and not yet confirmed by the next: the new state and its
     /// event. A change that the next run does not see again was noise and is dropped.
     pending_inside: Option<(bool, Event)>,
-    pending_contact: Option<(CardRef, Event)>,
+    pending_contact: Option<(CardRef, Event, Option<[f64; 2]>)>,
     /// When this hand was last seen pressing a card, s.
     pressed_t_s: Option<f64>,
 }
@@ -191,7 +199,7 @@ pub struct Perceiver {
     ring: VecDeque<KeptFrame>,
     /// The contact crops' frames of the last `CONTACT_HISTORY_S`, by time: the contact
     /// network sees each fingertip beside the same square `CONTACT_BEFORE_S` earlier.
-    crops: VecDeque<(f64, Arc<CropSource>)>,
+    crops: VecDeque<(usize, f64, Arc<CropSource>)>,
     /// The contact network, when there is one; without it contact is the hand network's
     /// map 7.
     contact: Option<ContactModel>,
@@ -201,6 +209,8 @@ pub struct Perceiver {
     last: Option<Sample>,
     /// The time of the frame pushed before, s.
     prev_t_s: Option<f64>,
+    /// The time between the last two frames pushed, s.
+    frame_s: Option<f64>,
     /// Frames are waiting behind this one (`hurry`).
     hurried: bool,
     slots: [SlotState; 4],
@@ -213,6 +223,11 @@ pub struct Perceiver {
     /// Confirmed events not yet given out: they leave in time order once no pending
     /// change can come before them.
     held: Vec<Event>,
+    /// Touches confirmed and waiting for the frames after them, to be timed by the
+    /// height network (`timing`).
+    untimed: Vec<Untimed>,
+    /// The time of the latest event given out, s: none goes before it.
+    given_s: f64,
     pub stats: PerceiveStats,
 }
 
@@ -281,11 +296,14 @@ impl Perceiver {
             plate: None,
             last: None,
             prev_t_s: None,
+            frame_s: None,
             hurried: false,
             slots: Default::default(),
             last_inside: [None, None],
             pressed_cards: PressedCards::default(),
             held: Vec::new(),
+            untimed: Vec::new(),
+            given_s: f64::NEG_INFINITY,
             stats: PerceiveStats::default(),
         }
     }
@@ -339,6 +357,9 @@ impl Perceiver {
         };
         // A quarter of a frame period of slack: frame times are rounded.
         let slack_s = self.prev_t_s.map_or(0.0, |p| (t_s - p).max(0.0) / 4.0);
+        if let Some(p) = self.prev_t_s {
+            self.frame_s = Some(t_s - p);
+        }
         self.prev_t_s = Some(t_s);
         let due = self
             .last
@@ -355,11 +376,11 @@ impl Perceiver {
             while self
                 .crops
                 .front()
-                .is_some_and(|(t, _)| *t < t_s - CONTACT_HISTORY_S)
+                .is_some_and(|(_, t, _)| *t < t_s - CONTACT_HISTORY_S)
             {
                 self.crops.pop_front();
             }
-            self.crops.push_back((t_s, Arc::clone(c)));
+            self.crops.push_back((frame, t_s, Arc::clone(c)));
         }
         if !due {
             self.ring.push_back((frame, t_s, Arc::clone(bgr), crop));
@@ -400,9 +421,16 @@ impl Perceiver {
             self.events_between(&w[0], &w[1], &mut confirmed);
             self.held.extend(confirmed);
         }
+        self.time_touches(t_s, false)?;
         // Any event still to come is a pending change (its time known) or one made
-        // after the latest run: those before both are final.
-        let latest = chain.last().map_or(f64::INFINITY, |s| s.t_s);
+        // after the latest run: those before both are final. A touch still to be timed
+        // may move back by up to `TIMED_BEFORE_S`.
+        let back = if self.times_touches() {
+            TIMED_BEFORE_S
+        } else {
+            0.0
+        };
+        let latest = chain.last().map_or(f64::INFINITY, |s| s.t_s - back);
         let watermark = self
             .slots
             .iter()
@@ -410,12 +438,16 @@ impl Perceiver {
                 st.pending_inside
                     .iter()
                     .map(|(_, e)| e.t_s)
-                    .chain(st.pending_contact.iter().map(|(_, e)| e.t_s))
+                    .chain(st.pending_contact.iter().map(|(_, e, _)| e.t_s - back))
             })
+            .chain(self.untimed_from())
             .fold(latest, f64::min);
         self.held.sort_by(|a, b| a.t_s.total_cmp(&b.t_s));
         let n = self.held.partition_point(|e| e.t_s <= watermark);
         out.events = self.held.drain(..n).collect();
+        if let Some(e) = out.events.last() {
+            self.given_s = e.t_s;
+        }
         if chain.len() == 1 {
             self.seed_state(&chain[0]);
         }
@@ -435,6 +467,13 @@ impl Perceiver {
     /// End of the video: the confirmed events still held; changes never confirmed are
     /// dropped.
     pub fn finish(&mut self) -> Vec<Event> {
+        // The frames kept serve to time the touches still waiting; one that cannot be
+        // timed keeps the time it was found at.
+        let untimed = std::mem::take(&mut self.untimed);
+        for u in untimed {
+            let ev = self.timed(u.clone()).unwrap_or(u.ev);
+            self.held.push(ev);
+        }
         self.held.sort_by(|a, b| a.t_s.total_cmp(&b.t_s));
         std::mem::take(&mut self.held)
     }

@@ -88,7 +88,7 @@ impl Perceiver {
     }
 
     /// Image pixels a millimetre of the field at a point (the mean of the two axes).
-    fn px_per_mm(&self, at: Pt) -> Result<f64, HandsError> {
+    pub(super) fn px_per_mm(&self, at: Pt) -> Result<f64, HandsError> {
         let d = 10.0;
         let q = self.map.to_image(&[
             at,
@@ -113,8 +113,8 @@ impl Perceiver {
         self.crops
             .iter()
             .rev()
-            .find(|(t, _)| *t <= at)
-            .or_else(|| self.crops.front().filter(|(t, _)| *t < t_s))
-            .map(|(_, c)| Arc::clone(c))
+            .find(|(_, t, _)| *t <= at)
+            .or_else(|| self.crops.front().filter(|(_, t, _)| *t < t_s))
+            .map(|(_, _, c)| Arc::clone(c))
     }
 }

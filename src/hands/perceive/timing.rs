@@ -1,0 +1,193 @@
+//! A touch timed by the onset network: the contact networks say *that* a fingertip
+//! presses, but their probability passes 0.5 while the finger is still coming down or
+//! held over the card before it does (on the tuning recordings 17 ms early on average,
+//! with a spread of 20 ms). The onset network sees the square where the touch presses in
+//! a frame and in the frames just before it, and says whether the finger has landed by
+//! that frame. A hand held still over the card before it comes down looks landed to it
+//! too, but the finger coming down moves, and the probability falls while it does: the
+//! touch is put where the longest run of frames it calls landed begins.
+//!
+//! Reads the contact crops kept around a touch and the point it presses; changes only
+//! the touch's time, its `frames` and `t_err_s`.
+
+use super::Perceiver;
+use crate::hands::contact::{CropSource, ONSET_BACK_FRAMES};
+use crate::hands::HandsError;
+use crate::rules::model::Event;
+use std::sync::Arc;
+
+/// The frames looked at around a touch found: from this long before its time, s (the
+/// contact probability passes 0.5 up to 25 ms late on the tuning recordings)...
+pub const TIMED_BEFORE_S: f64 = 0.03;
+/// ...to this long after (the touch waits for them): it passes 0.5 up to 70 ms early
+/// (over a hand held still above the card before it comes down), and the finger's run
+/// on the card must be there to outlast the hold.
+pub const TIMED_AFTER_S: f64 = 0.1;
+/// The onset network is run on recordings of this many frames a second or more: it sees
+/// the frames `ONSET_BACK_FRAMES` before, 4.2 to 25 ms at 240 fps.
+pub const TIMED_MIN_FPS: f64 = 200.0;
+/// The probability at which the finger has landed.
+pub const LANDED_P: f64 = 0.5;
+/// How far a touch so timed strays from the moment the fingertip meets the card, s (one
+/// standard deviation, beside the frame's own bracket).
+/// Measured on the six tuning recordings of docs/hands.md with the committed onset
+/// network: of the 131 touches `analyze` found within 0.1 s of the truth's, 0.2 ms late
+/// on average with a spread of 9.9 ms (the error's median 2.3 ms, p90 6.7 ms, p95 11.9
+/// ms: a few are put on the hold before the finger came down).
+pub const CONTACT_TIMED_SD_S: f64 = 0.01;
+
+/// A touch confirmed and waiting for the frames after it, to be timed: the event and
+/// where the fingertip presses (frame pixels).
+#[derive(Debug, Clone)]
+pub(super) struct Untimed {
+    pub ev: Event,
+    pub at_px: [f64; 2],
+}
+
+/// The moment the finger landed, from the onset network's probabilities over the frames
+/// around a touch (`(frame, t_s, p)` in time order): where the longest run of frames at
+/// `LANDED_P` or more begins (the earliest of the longest), the time where the
+/// probability crosses `LANDED_P` between its first frame and the one before (linear).
+/// A finger pressing stays down for 30 ms or more; a hand held over the card before it
+/// comes down, for a few frames. `None` when no frame is at `LANDED_P`, or the longest
+/// run begins with the first frame (landed before the frames looked at).
+pub fn onset_from_landed(ps: &[(usize, f64, f64)]) -> Option<(f64, [usize; 2])> {
+    // (first index, length) of each run at LANDED_P or more.
+    let mut runs: Vec<(usize, usize)> = Vec::new();
+    for (i, &(_, _, p)) in ps.iter().enumerate() {
+        if p < LANDED_P {
+            continue;
+        }
+        match runs.last_mut() {
+            Some((start, len)) if *start + *len == i => *len += 1,
+            _ => runs.push((i, 1)),
+        }
+    }
+    let (start, _) = runs
+        .iter()
+        .copied()
+        .reduce(|best, r| if r.1 > best.1 { r } else { best })?;
+    let i = start.checked_sub(1)?;
+    let ((fa, ta, pa), (fb, tb, pb)) = (ps[i], ps[start]);
+    let f = ((LANDED_P - pa) / (pb - pa)).clamp(0.0, 1.0);
+    Some((ta + f * (tb - ta), [fa, fb]))
+}
+
+impl Perceiver {
+    /// Times the touches waiting whose frames after (`TIMED_AFTER_S`) have all come by
+    /// `now_s`, or every one (`all`, at the end of the video), and holds them with the
+    /// other events.
+    pub(super) fn time_touches(&mut self, now_s: f64, all: bool) -> Result<(), HandsError> {
+        let (ready, wait): (Vec<Untimed>, Vec<Untimed>) = std::mem::take(&mut self.untimed)
+            .into_iter()
+            .partition(|u| all || u.ev.t_s + TIMED_AFTER_S <= now_s);
+        self.untimed = wait;
+        for u in ready {
+            let ev = self.timed(u)?;
+            self.held.push(ev);
+        }
+        Ok(())
+    }
+
+    /// Whether a touch confirmed now is timed by the onset network: there is one, the
+    /// frames come at `TIMED_MIN_FPS` or more, and the perceiver is not hurried (the touch
+    /// would wait for the frames after it).
+    pub(super) fn times_touches(&self) -> bool {
+        !self.hurried
+            && self
+                .frame_s
+                .is_some_and(|d| d > 0.0 && 1.0 / d >= TIMED_MIN_FPS)
+            && self.contact.as_ref().is_some_and(|c| c.times_touches())
+    }
+
+    /// The touches waiting to be timed, at the times they were found at: a take called
+    /// early (`live`) does not wait for the frames after them.
+    pub fn untimed_touches(&self) -> Vec<Event> {
+        self.untimed.iter().map(|u| u.ev.clone()).collect()
+    }
+
+    /// The earliest time a touch still waiting may be given once timed.
+    pub(super) fn untimed_from(&self) -> Option<f64> {
+        self.untimed
+            .iter()
+            .map(|u| u.ev.t_s - TIMED_BEFORE_S)
+            .min_by(f64::total_cmp)
+    }
+
+    /// The kept crop of frame `f`.
+    fn crop_of(&self, f: usize) -> Option<&Arc<CropSource>> {
+        self.crops.iter().find(|(g, ..)| *g == f).map(|(.., c)| c)
+    }
+
+    /// One touch timed by the onset network over the kept frames around it; as found
+    /// when the network never says the finger landed there.
+    pub(super) fn timed(&mut self, u: Untimed) -> Result<Event, HandsError> {
+        let Untimed { mut ev, at_px } = u;
+        let (Some(net), Some(plate)) = (&self.contact, &self.plate) else {
+            return Ok(ev);
+        };
+        let scale = self.px_per_mm(self.map.point_to_field(at_px)?)?;
+        let (from, to) = (ev.t_s - TIMED_BEFORE_S, ev.t_s + TIMED_AFTER_S);
+        let t0 = std::time::Instant::now();
+        let mut ps = Vec::new();
+        for (f, t, c) in self.crops.iter().filter(|(_, t, _)| *t >= from && *t <= to) {
+            let back: Option<Vec<&Arc<CropSource>>> = ONSET_BACK_FRAMES
+                .iter()
+                .map(|b| f.checked_sub(*b).and_then(|g| self.crop_of(g)))
+                .collect();
+            let Some(back) = back else {
+                continue;
+            };
+            let frames = [c, back[0], back[1], back[2], back[3], plate].map(|a| &**a);
+            if let Some(p) = net.landed_p(frames, at_px, scale)? {
+                ps.push((*f, *t, p));
+            }
+        }
+        self.stats.contact_s += t0.elapsed().as_secs_f64();
+        self.stats.contact_runs += ps.len();
+        // Never before an event already given out (the watermark keeps that from
+        // happening; this keeps the file in time order whatever the frames kept).
+        if let Some((t, [fa, fb])) = onset_from_landed(&ps).filter(|(t, _)| *t >= self.given_s) {
+            let bracket = ps
+                .windows(2)
+                .find(|w| w[1].0 == fb)
+                .map_or(0.0, |w| w[1].1 - w[0].1);
+            ev.t_s = t;
+            ev.frames = Some([fa as u64, fb as u64]);
+            ev.t_err_s = (bracket / 12f64.sqrt()).hypot(CONTACT_TIMED_SD_S);
+        }
+        Ok(ev)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rows(ps: &[f64]) -> Vec<(usize, f64, f64)> {
+        ps.iter()
+            .enumerate()
+            .map(|(i, &p)| (i, i as f64 / 240.0, p))
+            .collect()
+    }
+
+    #[test]
+    fn the_finger_lands_where_the_longest_run_called_landed_begins() {
+        // Held still over the card (called landed), coming down (not), pressing; the
+        // crossing is interpolated.
+        let (t, frames) =
+            onset_from_landed(&rows(&[0.1, 0.7, 0.9, 0.2, 0.1, 0.3, 0.9, 0.95, 0.9])).unwrap();
+        assert_eq!(frames, [5, 6]);
+        assert!((t - (5.0 + 1.0 / 3.0) / 240.0).abs() < 1e-9, "{t}");
+        // Of two runs as long, the earlier.
+        let (_, frames) = onset_from_landed(&rows(&[0.1, 0.8, 0.8, 0.1, 0.8, 0.8])).unwrap();
+        assert_eq!(frames, [0, 1]);
+    }
+
+    #[test]
+    fn no_landing_seen_gives_no_time() {
+        assert_eq!(onset_from_landed(&rows(&[0.1, 0.2, 0.3, 0.2])), None);
+        // Landed already before the first frame looked at.
+        assert_eq!(onset_from_landed(&rows(&[0.9, 0.8, 0.2, 0.9])), None);
+    }
+}
