@@ -16,7 +16,8 @@
 # every touch of the 240 fps ones and trains the onset network (when the finger lands,
 # 6,000 steps, about 20 minutes). Never run by CI. The data
 # takes about 14 GB of disk under DATA (the crops with the wider squares 6 GB, their
-# per-recording parts 6 GB, the recordings 1 GB).
+# per-recording parts 6 GB, the recordings 1 GB), and the onset network's about 1.5 GB
+# under ONSET_DATA (data/onset).
 # Seeds are fixed, so a run repeats itself on the same machine and library versions, up
 # to the order of floating-point sums across threads.
 set -euo pipefail
