@@ -10,7 +10,8 @@
 //! The files: `press` (the contact network asked whether a hand presses a card),
 //! `events` (a change of state pinned and timed, and hands hidden over the area),
 //! `identity` (which player and hand a region is), `fingers` (a hand's fingers against
-//! the cards).
+//! the cards), `timing` (a touch timed again by the onset network over the frames
+//! around it).
 
 mod events;
 mod fingers;
@@ -224,7 +225,7 @@ pub struct Perceiver {
     /// change can come before them.
     held: Vec<Event>,
     /// Touches confirmed and waiting for the frames after them, to be timed by the
-    /// height network (`timing`).
+    /// onset network (`timing`).
     untimed: Vec<Untimed>,
     /// The time of the latest event given out, s: none goes before it.
     given_s: f64,
