@@ -124,6 +124,14 @@ def found_tips(found, frames):
     return out
 
 
+def halved(img):
+    """The frame the crops are cut from, halved (area average) when wider than
+    `HALVE_ABOVE_W`, as `hands::contact::CropSource` does; and its scale from the frame."""
+    if img.shape[1] > HALVE_ABOVE_W:
+        return cv2.resize(img, (img.shape[1] // 2, img.shape[0] // 2), interpolation=cv2.INTER_AREA), 0.5
+    return img, 1.0
+
+
 def cut(img, cx, cy, k, side=SIDE_PX):
     """The square of `side` crop pixels around (cx, cy), k frame pixels a crop pixel."""
     m = np.array([[1 / k, 0, side / 2 - cx / k], [0, 1 / k, side / 2 - cy / k]])
@@ -145,10 +153,7 @@ def extract(rec, seed, preset, fps, rng, found=None, context=False):
         ok, img = cap.read()
         if not ok:
             break
-        shrink = 1.0
-        if img.shape[1] > HALVE_ABOVE_W:
-            img = cv2.resize(img, (img.shape[1] // 2, img.shape[0] // 2), interpolation=cv2.INTER_AREA)
-            shrink = 0.5
+        img, shrink = halved(img)
         ring.append(img)
         if len(ring) > back + 1:
             ring.pop(0)

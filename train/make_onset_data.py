@@ -33,7 +33,7 @@ import subprocess
 import cv2
 import numpy as np
 
-from make_contact_data import HALVE_ABOVE_W, MM_PER_PX, PRESETS, SIDE_PX, cut, px_per_mm
+from make_contact_data import MM_PER_PX, PRESETS, SIDE_PX, cut, halved, px_per_mm
 
 BACK_FRAMES = 30
 AHEAD_FRAMES = 16
@@ -75,10 +75,7 @@ def extract(rec):
         ok, img = cap.read()
         if not ok:
             break
-        shrink = 1.0
-        if img.shape[1] > HALVE_ABOVE_W:
-            img = cv2.resize(img, (img.shape[1] // 2, img.shape[0] // 2), interpolation=cv2.INTER_AREA)
-            shrink = 0.5
+        img, shrink = halved(img)
         if plate is None or not any(h["inside"] for h in f["hands"]):
             plate = img
         for k in by_frame.get(i, []):
