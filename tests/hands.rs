@@ -423,7 +423,7 @@ fn perceive_with(dir: &Path, name: &str, extra: &[(&str, &str)]) -> Vec<serde_js
 }
 
 #[test]
-fn the_onset_network_moves_touches_to_the_truth_and_changes_nothing_else() {
+fn the_onset_network_times_touches_nearer_the_truth_and_drops_only_false_ones() {
     use karuta_referee::hands::perceive::{TIMED_AFTER_S, TIMED_BEFORE_S};
     // At 240 fps: the onset network sees the frames up to 25 ms before, 6 frames.
     let dir = tmp("timed");
@@ -453,32 +453,43 @@ fn the_onset_network_moves_touches_to_the_truth_and_changes_nothing_else() {
     assert_eq!(others(&found), others(&timed), "enter and leave unchanged");
     let (a, b) = (touches(&found), touches(&timed));
     assert!(!a.is_empty(), "the story's touches are found");
-    // Timing may reorder touches close in time: match each by who touched what.
+    // Timing may reorder touches close in time: match each by who touched what. A touch
+    // the onset network saw no finger land for is dropped.
+    let truth = std::fs::read_to_string(dir.join("truth.jsonl")).unwrap();
+    let true_touches: Vec<serde_json::Value> = truth
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|t| t["kind"] == "touch" && t["direct"] == true)
+        .collect();
     let key = |e: &serde_json::Value| format!("{} {} {}", e["player"], e["hand"], e["poem"]);
     let mut moved = 0;
+    let mut dropped = 0;
     for e in &a {
         let t = e["t_s"].as_f64().unwrap();
-        let m = b
+        let Some(m) = b
             .iter()
             .filter(|f| key(f) == key(e))
             .map(|f| f["t_s"].as_f64().unwrap())
+            .filter(|m| *m >= t - TIMED_BEFORE_S - 1e-9 && *m <= t + TIMED_AFTER_S + 1e-9)
             .min_by(|x, y| (x - t).abs().total_cmp(&(y - t).abs()))
-            .expect("every touch found is still there");
-        assert!(
-            m >= t - TIMED_BEFORE_S - 1e-9 && m <= t + TIMED_AFTER_S + 1e-9,
-            "a touch moves only within the frames looked at: {t} to {m}"
-        );
+        else {
+            dropped += 1;
+            assert!(
+                !true_touches.iter().any(|x| x["player"] == e["player"]
+                    && x["poem"] == e["poem"]
+                    && (x["t_s"].as_f64().unwrap() - t).abs() < 0.1),
+                "a touch dropped has no true touch near it: {e}"
+            );
+            continue;
+        };
         moved += usize::from((m - t).abs() > 1e-9);
     }
-    assert_eq!(a.len(), b.len(), "no touch added or dropped");
+    assert_eq!(a.len(), b.len() + dropped, "no touch added");
     // Against the truth: each true touch's nearest found touch of the same player and
     // poem within 0.1 s, before and after timing.
-    let truth = std::fs::read_to_string(dir.join("truth.jsonl")).unwrap();
     let errors = |v: &[serde_json::Value]| -> Vec<f64> {
-        truth
-            .lines()
-            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
-            .filter(|t| t["kind"] == "touch" && t["direct"] == true)
+        true_touches
+            .iter()
             .filter_map(|t| {
                 let tt = t["t_s"].as_f64().unwrap();
                 v.iter()
@@ -492,7 +503,7 @@ fn the_onset_network_moves_touches_to_the_truth_and_changes_nothing_else() {
     let (ea, eb) = (errors(&a), errors(&b));
     let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
     eprintln!(
-        "{moved} of {} touches timed anew; of the truth's, {} found, mean error {:.1} ms as found, {:.1} ms timed",
+        "{moved} of {} touches timed anew, {dropped} dropped; of the truth's, {} found, mean error {:.1} ms as found, {:.1} ms timed",
         a.len(),
         ea.len(),
         1000.0 * mean(&ea),

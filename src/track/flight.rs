@@ -76,11 +76,6 @@ pub(super) struct Flight {
     /// ...and whether its whole face showed then.
     #[serde(default)]
     pub(super) prev_full: bool,
-    /// The out margin of the last sighting, whole face or not, as the card's own size
-    /// and its last known turn give it (a guess where part of it is hidden), and its
-    /// time.
-    #[serde(default)]
-    pub(super) guess_margin: Option<(f64, f64)>,
     /// How far its paper's centre moved a frame, smoothed over the sightings, px: where
     /// to look for it after frames under a hand.
     #[serde(default)]
@@ -255,12 +250,6 @@ impl CardTracker {
         // (under a hand, past the frame's edge) and its turn perhaps stale, even its
         // diagonal, the most a card can reach across, lies beyond it.
         let diagonal = size.card_w_mm.hypot(size.card_h_mm);
-        let guess = if full {
-            margin
-        } else {
-            blob::out_margin_mm(&pts, f.angle_deg, size.card_w_mm, size.card_h_mm, &area)
-                + self.border_mm
-        };
         let out = if full {
             margin > 0.0
         } else {
@@ -270,24 +259,15 @@ impl CardTracker {
             // 17-2: no part of it lies in the playing area. It crossed after the last
             // sighting proven inside: seen whole both times, by the margin's linear
             // course; else in the middle of the span, where the hidden part leaves no
-            // better guess.
+            // better guess. (A margin guessed from the card's own size and its last turn
+            // seen whole was used there before: a card spins as it flies, its turn goes
+            // stale under the hand, and the guess crossed nil early; docs/analyze.md, "an
+            // out partly hidden".)
             let whole_both =
                 matches!(f.prev_margin, Some((m0, _)) if full && f.prev_full && margin > m0);
             let (mut t_out, mut span_s) = match f.prev_margin {
                 Some((m0, t0)) if whole_both => (t0 + (t_s - t0) * (-m0) / (margin - m0), t_s - t0),
-                // Part of it hidden since: where the guessed margin, from its own size
-                // and last turn, crossed nil between the sightings around it, when that
-                // lies in the span; else the middle of the span.
-                Some((_, t0)) => {
-                    let mid = (t0 + t_s) / 2.0;
-                    let t = match f.guess_margin {
-                        Some((g0, tg)) if tg >= t0 && g0 <= 0.0 && guess > g0 => {
-                            tg + (t_s - tg) * (-g0) / (guess - g0)
-                        }
-                        _ => mid,
-                    };
-                    (t.clamp(t0, t_s), t_s - t0)
-                }
+                Some((_, t0)) => ((t0 + t_s) / 2.0, t_s - t0),
                 // Never proven in the area since it set off (its paper first seen
                 // partly, then out): it lay in its place until then.
                 None => {
@@ -331,9 +311,6 @@ impl CardTracker {
         if inside {
             f.prev_margin = Some((margin.min(0.0), t_s));
             f.prev_full = full;
-        }
-        if guess <= 0.0 {
-            f.guess_margin = Some((guess, t_s));
         }
         f.unseen = 0;
         f.unseen_from_s = None;

@@ -194,7 +194,6 @@ impl CardTracker {
             last: b,
             prev_margin: None,
             prev_full: false,
-            guess_margin: None,
             vel_px: None,
             steps: 0,
             settled: 0,

@@ -119,6 +119,8 @@ pub struct PerceiveStats {
     /// Fingertips the contact network looked at, and its time.
     pub contact_runs: usize,
     pub contact_s: f64,
+    /// Touches found that the onset network saw no finger land for (`LANDED_MIN_S`).
+    pub touches_dropped: usize,
 }
 
 /// What one pushed frame produced: the frames the network ran on (in frame order, those
@@ -469,11 +471,13 @@ impl Perceiver {
     /// dropped.
     pub fn finish(&mut self) -> Vec<Event> {
         // The frames kept serve to time the touches still waiting; one that cannot be
-        // timed keeps the time it was found at.
+        // timed keeps the time it was found at (a touch whose frames after it were cut
+        // short by the end is never dropped).
         let untimed = std::mem::take(&mut self.untimed);
         for u in untimed {
-            let ev = self.timed(u.clone()).unwrap_or(u.ev);
-            self.held.push(ev);
+            if let Some(ev) = self.timed(u.clone()).unwrap_or(Some(u.ev)) {
+                self.held.push(ev);
+            }
         }
         self.held.sort_by(|a, b| a.t_s.total_cmp(&b.t_s));
         std::mem::take(&mut self.held)
