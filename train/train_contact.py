@@ -255,6 +255,14 @@ def fit(net, args, batch_loss):
     net.eval()
 
 
+def export(net, channels, out, input_name, output_name, in_px=IN_PX):
+    """Writes `net` as ONNX (opset 17, one input of `channels` planes of `in_px` square)."""
+    dummy = torch.zeros(1, channels, in_px, in_px)
+    torch.onnx.export(net, dummy, out, input_names=[input_name], output_names=[output_name],
+                      opset_version=17, dynamo=False)
+    print("wrote", out)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--data", required=True)
@@ -327,10 +335,7 @@ def main():
         print(f"validation p>={thr}: pressing found {tp}/{(lv == 1).sum()} (on a card {tpc}/{((lv == 1) & (cv_ > 0)).sum()}), "
               f"above taken as pressing {fp}/{(lv == 0).sum()} ({fp_low}/{((lv == 0) & (zv < 90)).sum()} under 90 mm, "
               f"{((p >= thr) & sv).sum()}/{sv.sum()} hovering still)")
-    dummy = torch.zeros(1, channels, IN_PX, IN_PX)
-    torch.onnx.export(net, dummy, args.out, input_names=["crop"], output_names=["contact"],
-                      opset_version=17, dynamo=False)
-    print("wrote", args.out)
+    export(net, channels, args.out, "crop", "contact")
 
 
 def train_point(args):
@@ -372,10 +377,7 @@ def train_point(args):
     print(f"validation ({len(vi)} crops centred near the middle, index or ring fingertip): the pressing fingertip "
           f"{np.median(before):.1f} mm from the centre (p90 {np.percentile(before, 90):.1f}), "
           f"from the point found {np.median(err):.1f} mm (p90 {np.percentile(err, 90):.1f})")
-    dummy = torch.zeros(1, CHANNELS, IN_PX, IN_PX)
-    torch.onnx.export(net, dummy, args.out, input_names=["crop"], output_names=["point"],
-                      opset_version=17, dynamo=False)
-    print("wrote", args.out)
+    export(net, CHANNELS, args.out, "crop", "point")
 
 
 if __name__ == "__main__":

@@ -23,7 +23,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from train_contact import ContactNet, colour, degrade, fit
+from train_contact import ContactNet, colour, degrade, export, fit
 
 IN_PX = 48
 # Frames before the latest, in the input's order after it; then the plate.
@@ -144,10 +144,7 @@ def main():
         print(f"validation: {len(vi)} touches, {none} never reached; error mean {e.mean():.1f} ms, sd {e.std():.1f}; "
               f"|error| median {np.median(a):.1f}, p90 {np.percentile(a, 90):.1f}, p95 {np.percentile(a, 95):.1f} ms; "
               f"within a frame {int((a <= FRAME_S * 1000).sum())}, within 2 ms {int((a <= 2.0).sum())}")
-    dummy = torch.zeros(1, CHANNELS, IN_PX, IN_PX)
-    torch.onnx.export(net, dummy, args.out, input_names=["frames"], output_names=["landed"],
-                      opset_version=17, dynamo=False)
-    print("wrote", args.out)
+    export(net, CHANNELS, args.out, "frames", "landed", IN_PX)
 
 
 if __name__ == "__main__":

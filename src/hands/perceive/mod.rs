@@ -119,8 +119,6 @@ pub struct PerceiveStats {
     /// Fingertips the contact network looked at, and its time.
     pub contact_runs: usize,
     pub contact_s: f64,
-    /// Touches found that the onset network saw no finger land for (`LANDED_MIN_S`).
-    pub touches_dropped: usize,
 }
 
 /// What one pushed frame produced: the frames the network ran on (in frame order, those

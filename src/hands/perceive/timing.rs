@@ -171,7 +171,6 @@ impl Perceiver {
         let frame_s = self.frame_s.unwrap_or(0.0);
         let whole = frame_s > 0.0 && ps.last().is_some_and(|l| l.1 >= to - 1.5 * frame_s);
         if whole && never_landed(&ps, (LANDED_MIN_S / frame_s).round() as usize) {
-            self.stats.touches_dropped += 1;
             return Ok(None);
         }
         // Never before an event already given out (the watermark keeps that from
