@@ -13,8 +13,8 @@
 //! (`contact-second.onnx`, the same and a wider square) must agree, and a point network
 //! (`contact-point.onnx`) says where in the square a fingertip found pressing presses,
 //! and an onset network (`contact-onset.onnx`), from a short run of frames, whether the
-//! finger has landed yet, which times a touch found (models/MODEL_CARD.md). All are optional: without the first, contact is the hand
-//! network's own map.
+//! finger has landed yet, which times a touch found (models/MODEL_CARD.md). All are
+//! optional: without the first, contact is the hand network's own map.
 
 use super::model::{planar_rgb, Backend, Net};
 use super::HandsError;
@@ -129,7 +129,20 @@ impl ContactModel {
         if second.is_file() {
             m.nets.push(ContactNet::load(&second, backend)?);
         }
-        m.point = ContactNet::narrow_beside(hand_model, CONTACT_POINT_FILE, "point", backend)?;
+        let point = hand_model.with_file_name(CONTACT_POINT_FILE);
+        if point.is_file() {
+            let net = ContactNet::load(&point, backend)?;
+            if net.wide {
+                return Err(HandsError::Model {
+                    path: point,
+                    problem: format!(
+                        "a point network takes {CROP_CHANNELS} channels, not {}",
+                        2 * CROP_CHANNELS
+                    ),
+                });
+            }
+            m.point = Some(net);
+        }
         let onset = hand_model.with_file_name(CONTACT_ONSET_FILE);
         if onset.is_file() {
             let net = Net::load(&onset, backend, 1, &[[1, ONSET_CHANNELS, CROP_PX, CROP_PX]])
@@ -266,31 +279,6 @@ impl ContactModel {
 }
 
 impl ContactNet {
-    /// The network of `file` beside the hand model, when there is one; it must take the
-    /// nine planes of the narrow square (`what` names it in the error).
-    fn narrow_beside(
-        hand_model: &Path,
-        file: &str,
-        what: &str,
-        backend: Backend,
-    ) -> Result<Option<ContactNet>, HandsError> {
-        let path = hand_model.with_file_name(file);
-        if !path.is_file() {
-            return Ok(None);
-        }
-        let net = ContactNet::load(&path, backend)?;
-        if net.wide {
-            return Err(HandsError::Model {
-                path,
-                problem: format!(
-                    "a {what} network takes {CROP_CHANNELS} channels, not {}",
-                    2 * CROP_CHANNELS
-                ),
-            });
-        }
-        Ok(Some(net))
-    }
-
     fn load(path: &Path, backend: Backend) -> Result<ContactNet, HandsError> {
         let bad = |problem: String| HandsError::Model {
             path: path.to_path_buf(),
