@@ -809,3 +809,55 @@ fn a_hand_held_over_a_card_it_does_not_move_is_not_ruled_as_touching_it_and_goes
     let struck = rule(Some(HELD_OVER_S), vec![card_10_driven_out_by_a()]);
     assert!(dead_card_foul(&struck.ruling), "{:?}", struck.ruling.fouls);
 }
+
+#[test]
+fn a_foul_dismissed_for_a_touch_read_as_the_other_hand_goes_to_review() {
+    use karuta_referee::rules::{Event, EventKind, FoulKind, Hand, Player, ReviewWhat};
+    let (layout, _, _) = example();
+    let ten = layout.cards.iter().find(|c| c.poem == Some(10)).unwrap();
+    let across = layout
+        .cards
+        .iter()
+        .find(|c| c.owner != ten.owner && c.poem.is_some())
+        .unwrap();
+    // After A's first touch (card 10, right hand: the lead hand, 13-2), a touch of a card
+    // in the other territory read as A's left hand.
+    let second = |hand| {
+        Event::new(
+            11.8,
+            EventKind::Touch {
+                player: Player::A,
+                hand,
+                poem: across.poem,
+                territory: None,
+                direct: true,
+            },
+        )
+    };
+    let read_left = dead_card_touch_as(false, &|_| {}, vec![second(Hand::Left)]).ruling;
+    assert!(
+        read_left.articles.iter().any(|a| a == "23-5"),
+        "{:?}",
+        read_left.articles
+    );
+    let review = read_left.needs_review.as_ref().expect("sent to review");
+    assert_eq!(review.what, ReviewWhat::Rules);
+    assert!(
+        review.reason.contains("23-5") && review.reason.contains("left hand"),
+        "{}",
+        review.reason
+    );
+    // Read as the lead hand, both territories were touched during a dead card (25-3): the
+    // fouls differ, which is why the reading above goes to review.
+    let read_right = dead_card_touch_as(false, &|_| {}, vec![second(Hand::Right)]).ruling;
+    assert_ne!(read_right.fouls, read_left.fouls);
+    assert!(read_right
+        .fouls
+        .iter()
+        .any(|f| f.player == Player::A && f.kind == FoulKind::Double));
+    assert!(
+        read_right.needs_review.is_none(),
+        "{:?}",
+        read_right.needs_review
+    );
+}

