@@ -256,9 +256,9 @@ impl Windows {
         if let Some(mut before) = before {
             mark_undriven_take(&mut ruling, &window);
             mark_other_hand(&mut ruling);
-            let lead = Player::BOTH.map(|p| self.referee.lead_hand(p));
-            mark_other_hand_fouls(&mut ruling, &window, lead, |w| before.judge(&r, w).fouls);
             if self.fingertip_touches {
+                let lead = Player::BOTH.map(|p| self.referee.lead_hand(p));
+                mark_other_hand_fouls(&mut ruling, &window, lead, |w| before.judge(&r, w).fouls);
                 // A rival seen beside the read card puts the take in doubt even when the
                 // rival's hand was passing.
                 mark_rival_beside(&mut ruling, &all, &beside);
@@ -476,7 +476,8 @@ fn mark_other_hand(r: &mut Ruling) {
 
 /// A touch read as made with the hand that is not the lead hand commits no otetsuki
 /// (23-5); like a take given away under 21-3, that turns on the camera's reading of left
-/// and right, for the touch and for the player's first touch (13-2). When the ruling's
+/// and right, for the touch and for the player's first touch (13-2), when the hands are
+/// the hand model's (`fingertip_touches`). When the ruling's
 /// fouls would differ with such touches read as the lead hand (`fouls_if_lead`, the
 /// reading ruled again on the window so changed), it goes to review naming the first of
 /// them; a ruling already sent to review keeps its reason.
@@ -501,12 +502,11 @@ fn mark_other_hand_fouls(
                 direct: true,
             } => match lead[player.index()].filter(|l| l != hand) {
                 Some(l) => {
-                    first.get_or_insert((
-                        *player,
-                        *hand,
-                        touched_card_words(*poem, *territory),
-                        e.t_s,
-                    ));
+                    let card = match poem {
+                        Some(p) => format!("card {p}"),
+                        None => touched_card_words(None, *territory),
+                    };
+                    first.get_or_insert((*player, *hand, card, e.t_s));
                     Event {
                         what: EventKind::Touch {
                             player: *player,
@@ -535,7 +535,7 @@ fn mark_other_hand_fouls(
     };
     r.needs_review = Some(Review {
         reason: format!(
-            "{player:?}'s touch of card {card} at {t:.3} s was read as the {hand} hand, not the lead hand, and so is no otetsuki (23-5); the lead hand is the hand read at {player:?}'s first touch (13-2): check which hand touched"
+            "{player:?}'s touch of {card} at {t:.3} s was read as the {hand} hand, not the lead hand, and so is no otetsuki (23-5); the lead hand is the hand read at {player:?}'s first touch (13-2): check which hand touched"
         ),
         what: ReviewWhat::Rules,
     });

@@ -13,7 +13,7 @@ use crate::detect::motion::CardState;
 use crate::detect::relocate::{self, Search};
 use crate::detect::{DetectError, QuadPx};
 use crate::rules::geometry::Pt;
-use crate::rules::model::Event;
+use crate::rules::model::{Event, Player};
 use opencv::core::Mat;
 use opencv::prelude::MatTraitConst;
 use serde::{Deserialize, Serialize};
@@ -37,6 +37,28 @@ pub const SEARCH_FOR_S: f64 = 4.0;
 /// ...and not while a fingertip is this near their place (a hand resting over a card
 /// hides it; it has not gone), mm.
 pub const HAND_COVER_MM: f64 = 100.0;
+
+/// A hand's outline runs this far past its fingertip points, mm: half a finger's width
+/// (as `hands::FINGER_HALF_WIDTH_MM`, which this stage does not look up to).
+pub const FINGERTIP_MM: f64 = 8.0;
+
+/// Whether a hand of `player` whose fingertip lies at `tip` may lie over the place of a
+/// card centred at `centre_mm` (field mm), reaching `card_reach_mm` from its centre at
+/// most: the fingertip within `HAND_COVER_MM` of the place, and the place not wholly on
+/// the field's side of it. A hand lies behind its fingertips, towards its player's edge
+/// (A sits at negative y, B at positive y), so a hand resting at the edge of the playing
+/// area with its fingertips just past a card of the back row does not cover that card
+/// (clean-9107: B's resting fingertip 95 mm from the place of a card B had just sent
+/// across kept it from being looked for, and its send was found 11 s late).
+pub fn hand_may_cover(player: Player, tip: Pt, centre_mm: [f64; 2], card_reach_mm: f64) -> bool {
+    let near = (tip.x_mm - centre_mm[0]).hypot(tip.y_mm - centre_mm[1]) <= HAND_COVER_MM;
+    let toward_own = match player {
+        Player::A => -1.0,
+        Player::B => 1.0,
+    };
+    let behind = toward_own * (centre_mm[1] - tip.y_mm) + card_reach_mm + FINGERTIP_MM;
+    near && behind >= 0.0
+}
 
 /// The cards the last search read without finding any missing card among them (their
 /// face centres, px), and the poems it looked for: the next search for the same poems
@@ -125,10 +147,13 @@ impl CardTracker {
         if !waiting {
             return Ok(());
         }
-        let mut tips: Vec<Pt> = Vec::new();
+        let mut tips: Vec<(Player, Pt)> = Vec::new();
         for h in visible(hands) {
-            tips.extend(self.map.to_field(&h.fingertips_px)?);
+            let mm = self.map.to_field(&h.fingertips_px)?;
+            tips.extend(mm.into_iter().map(|p| (h.player, p)));
         }
+        let size = &self.geometry.size;
+        let card_reach_mm = 0.5 * size.card_w_mm.hypot(size.card_h_mm);
         let due: Vec<usize> = (0..self.cards.len())
             .filter(|&i| {
                 let c = &self.cards[i];
@@ -138,9 +163,9 @@ impl CardTracker {
                         given_up: false,
                         ..
                     }
-                ) && tips.iter().all(|p| {
-                    (p.x_mm - c.centre_mm[0]).hypot(p.y_mm - c.centre_mm[1]) > HAND_COVER_MM
-                })
+                ) && tips
+                    .iter()
+                    .all(|&(player, tip)| !hand_may_cover(player, tip, c.centre_mm, card_reach_mm))
             })
             .collect();
         if due.is_empty() {
@@ -277,5 +302,42 @@ impl CardTracker {
         };
         events.sort_by(|a, b| a.t_s.total_cmp(&b.t_s));
         Ok(events)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_hand_covers_a_place_only_from_its_players_side_of_the_fingertip() {
+        let reach = 0.5 * 52f64.hypot(73.0);
+        // clean-9107: a card of B's back row, B's resting fingertip 95 mm away just past
+        // the area's edge: B's hand lies beyond it, away from the field.
+        let back_row = [-118.5, 216.7];
+        let resting = Pt::new(-70.0, 298.0);
+        assert!(!hand_may_cover(Player::B, resting, back_row, reach));
+        // The same fingertip as A's, reaching across: A's hand trails back over the card.
+        assert!(hand_may_cover(Player::A, resting, back_row, reach));
+        // A fingertip of B's on the card, or short of it on the field's side: covered.
+        assert!(hand_may_cover(
+            Player::B,
+            Pt::new(-110.0, 200.0),
+            back_row,
+            reach
+        ));
+        assert!(hand_may_cover(
+            Player::B,
+            Pt::new(-118.0, 140.0),
+            back_row,
+            reach
+        ));
+        // Farther than HAND_COVER_MM: never.
+        assert!(!hand_may_cover(
+            Player::A,
+            Pt::new(-118.0, 90.0),
+            back_row,
+            reach
+        ));
     }
 }
