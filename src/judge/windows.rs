@@ -251,12 +251,13 @@ impl Windows {
         // Where the cards lie as the reading is ruled (a take removes the read card).
         let beside = cards_beside(&self.referee, r.poem);
         let fouls_if_pressing = pressing_too.map(|w| self.referee.clone().judge(&r, &w).fouls);
-        let before = self.hands_seen.then(|| self.referee.clone());
+        // The engine before this reading, to rule it again with touches read otherwise.
+        let before = (self.hands_seen && self.fingertip_touches).then(|| self.referee.clone());
         let mut ruling = self.referee.judge(&r, &window);
-        if let Some(mut before) = before {
+        if self.hands_seen {
             mark_undriven_take(&mut ruling, &window);
             mark_other_hand(&mut ruling);
-            if self.fingertip_touches {
+            if let Some(mut before) = before {
                 let lead = Player::BOTH.map(|p| self.referee.lead_hand(p));
                 mark_other_hand_fouls(&mut ruling, &window, lead, |w| before.judge(&r, w).fouls);
                 // A rival seen beside the read card puts the take in doubt even when the
@@ -490,52 +491,50 @@ fn mark_other_hand_fouls(
     if r.needs_review.is_some() || !r.articles.iter().any(|a| a == "23-5") {
         return;
     }
-    let mut first = None;
-    let relabelled: Vec<Event> = window
-        .iter()
-        .map(|e| match &e.what {
-            EventKind::Touch {
-                player,
-                hand,
-                poem,
-                territory,
-                direct: true,
-            } => match lead[player.index()].filter(|l| l != hand) {
-                Some(l) => {
-                    let card = match poem {
-                        Some(p) => format!("card {p}"),
-                        None => touched_card_words(None, *territory),
-                    };
-                    first.get_or_insert((*player, *hand, card, e.t_s));
-                    Event {
-                        what: EventKind::Touch {
-                            player: *player,
-                            hand: l,
-                            poem: *poem,
-                            territory: *territory,
-                            direct: true,
-                        },
-                        ..e.clone()
-                    }
-                }
-                None => e.clone(),
-            },
-            _ => e.clone(),
-        })
-        .collect();
-    let Some((player, hand, card, t)) = first else {
+    // The lead hand of a direct touch read as the other hand.
+    let lead_for = |e: &Event| match e.what {
+        EventKind::Touch {
+            player,
+            hand,
+            direct: true,
+            ..
+        } => lead[player.index()].filter(|&l| l != hand),
+        _ => None,
+    };
+    let Some(first) = window.iter().find(|e| lead_for(e).is_some()) else {
         return;
     };
+    let relabelled: Vec<Event> = window
+        .iter()
+        .map(|e| {
+            let mut e = e.clone();
+            if let (Some(l), EventKind::Touch { hand, .. }) = (lead_for(&e), &mut e.what) {
+                *hand = l;
+            }
+            e
+        })
+        .collect();
     if fouls_if_lead(&relabelled) == r.fouls {
         return;
     }
-    let hand = match hand {
-        Hand::Left => "left",
-        Hand::Right => "right",
+    let EventKind::Touch {
+        player,
+        hand,
+        poem,
+        territory,
+        ..
+    } = &first.what
+    else {
+        return;
+    };
+    let card = match poem {
+        Some(p) => format!("card {p}"),
+        None => touched_card_words(None, *territory),
     };
     r.needs_review = Some(Review {
         reason: format!(
-            "{player:?}'s touch of {card} at {t:.3} s was read as the {hand} hand, not the lead hand, and so is no otetsuki (23-5); the lead hand is the hand read at {player:?}'s first touch (13-2): check which hand touched"
+            "{player:?}'s touch of {card} at {:.3} s was read as the {hand} hand, not the lead hand, and so is no otetsuki (23-5); the lead hand is the hand read at {player:?}'s first touch (13-2): check which hand touched",
+            first.t_s
         ),
         what: ReviewWhat::Rules,
     });

@@ -18,6 +18,9 @@ pub const ROWS: u8 = 3;
 /// A fingertip this close to a card's outline, at table height, touches it: a finger
 /// pad is about this wide. The hands and the card tracker both ask it.
 pub const TOUCH_RADIUS_MM: f64 = 8.0;
+/// A hand's outline runs past each fingertip point by half a finger's width (an adult's
+/// finger is 15-18 mm across). The hands and the card tracker both ask it.
+pub const FINGER_HALF_WIDTH_MM: f64 = 8.0;
 
 /// A point on the tatami plane.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -26,6 +26,14 @@ impl Player {
             Player::B => 1,
         }
     }
+    /// The sign of the field frame's y towards this player's own edge: -1 for A (at
+    /// negative y), +1 for B.
+    pub fn toward_own_y(self) -> f64 {
+        match self {
+            Player::A => -1.0,
+            Player::B => 1.0,
+        }
+    }
 }
 
 impl std::fmt::Display for Player {

@@ -12,7 +12,7 @@ use crate::detect::cards::{self, dist};
 use crate::detect::motion::CardState;
 use crate::detect::relocate::{self, Search};
 use crate::detect::{DetectError, QuadPx};
-use crate::rules::geometry::Pt;
+use crate::rules::geometry::{Pt, FINGER_HALF_WIDTH_MM};
 use crate::rules::model::{Event, Player};
 use opencv::core::Mat;
 use opencv::prelude::MatTraitConst;
@@ -38,10 +38,6 @@ pub const SEARCH_FOR_S: f64 = 4.0;
 /// hides it; it has not gone), mm.
 pub const HAND_COVER_MM: f64 = 100.0;
 
-/// A hand's outline runs this far past its fingertip points, mm: half a finger's width
-/// (as `hands::FINGER_HALF_WIDTH_MM`, which this stage does not look up to).
-pub const FINGERTIP_MM: f64 = 8.0;
-
 /// Whether a hand of `player` whose fingertip lies at `tip` may lie over the place of a
 /// card centred at `centre_mm` (field mm), reaching `card_reach_mm` from its centre at
 /// most: the fingertip within `HAND_COVER_MM` of the place, and the place not wholly on
@@ -52,11 +48,8 @@ pub const FINGERTIP_MM: f64 = 8.0;
 /// across kept it from being looked for, and its send was found 11 s late).
 pub fn hand_may_cover(player: Player, tip: Pt, centre_mm: [f64; 2], card_reach_mm: f64) -> bool {
     let near = (tip.x_mm - centre_mm[0]).hypot(tip.y_mm - centre_mm[1]) <= HAND_COVER_MM;
-    let toward_own = match player {
-        Player::A => -1.0,
-        Player::B => 1.0,
-    };
-    let behind = toward_own * (centre_mm[1] - tip.y_mm) + card_reach_mm + FINGERTIP_MM;
+    let behind =
+        player.toward_own_y() * (centre_mm[1] - tip.y_mm) + card_reach_mm + FINGER_HALF_WIDTH_MM;
     near && behind >= 0.0
 }
 

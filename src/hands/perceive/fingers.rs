@@ -11,10 +11,9 @@ use crate::rules::geometry::Pt;
 /// The contact network looks at a fingertip this close to a card (a fingertip found by the
 /// hand network lies some millimetres from the true one).
 pub const CONTACT_NEAR_CARD_MM: f64 = 20.0;
-/// A hand's outline runs past each fingertip point by half a finger's width (an adult's
-/// finger is 15-18 mm across), and a fingertip leads a reaching hand into the playing
-/// area: the reach is measured to the fingertips pushed out so far from the wrist.
-pub const FINGER_HALF_WIDTH_MM: f64 = 8.0;
+/// A fingertip leads a reaching hand into the playing area: the reach is measured to the
+/// fingertips pushed out by half a finger's width from the wrist.
+pub use crate::rules::geometry::FINGER_HALF_WIDTH_MM;
 
 /// The fingertips the contact network looks at, by index into `tips` (all in field mm):
 /// those within `CONTACT_NEAR_CARD_MM` of one of `cards`, farthest from `wrist` first

@@ -92,7 +92,7 @@ impl<'a> Planner<'a> {
         seq: u32,
         what: &str,
     ) -> f64 {
-        let lift = Pt::new(target.x_mm, target.y_mm + self.toward_own(player) * 60.0);
+        let lift = Pt::new(target.x_mm, target.y_mm + player.toward_own_y() * 60.0);
         let up = self.tap(hi, t, target, lift);
         self.moments.push(Moment {
             what: what.into(),
@@ -289,7 +289,7 @@ impl<'a> Planner<'a> {
         let up = release + 0.1;
         let away = Pt::new(
             target_tip.x_mm,
-            target_tip.y_mm + self.toward_own(player) * 40.0,
+            target_tip.y_mm + player.toward_own_y() * 40.0,
         );
         self.hands[hi].move_to(release, up, away, 40.0);
         let free = self.return_ready(hi, up);
@@ -308,14 +308,6 @@ impl<'a> Planner<'a> {
         h.move_to(t_start, t_touch - DESCEND_S, target, HOVER_Z_MM);
         h.key(t_touch, target, 0.0);
         t_touch
-    }
-
-    pub(super) fn toward_own(&self, p: Player) -> f64 {
-        if p == Player::A {
-            -1.0
-        } else {
-            1.0
-        }
     }
 
     pub(super) fn lead(&self, p: Player, leads: &[Hand; 2]) -> usize {

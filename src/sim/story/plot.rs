@@ -277,7 +277,7 @@ pub(super) fn act(
         if let Some(c) = pl.some_card(terr, t0, &[]) {
             let tgt = pl.touch_point(c, t0, p);
             let t = pl.landing(hi, t0, tgt);
-            let lift = Pt::new(tgt.x_mm, tgt.y_mm + pl.toward_own(p) * 50.0);
+            let lift = Pt::new(tgt.x_mm, tgt.y_mm + p.toward_own_y() * 50.0);
             let up = pl.tap(hi, t, tgt, lift);
             pl.moments.push(Moment {
                 what: "dead-card touch".into(),
@@ -391,7 +391,7 @@ fn push_out(
     if !pl.card(n).still(decided - 1.0, decided + 3.0, &pl.hands) {
         return None;
     }
-    let grip = Pt::new(np.x_mm - sgn * 12.0, np.y_mm + pl.toward_own(winner) * 12.0);
+    let grip = Pt::new(np.x_mm - sgn * 12.0, np.y_mm + winner.toward_own_y() * 12.0);
     let react = pl.u(REACTION_S);
     let t_touch = pl.landing(wi, decided + react, grip);
     let t_touch = pl.tap_hold(wi, t_touch, grip);
@@ -468,7 +468,7 @@ fn push_out(
         t_s: t_out,
     });
     let up = t_push1 + 0.12;
-    let away = Pt::new(end_tip.x_mm, end_tip.y_mm + pl.toward_own(winner) * 50.0);
+    let away = Pt::new(end_tip.x_mm, end_tip.y_mm + winner.toward_own_y() * 50.0);
     pl.hands[wi].move_to(t_push1 + 0.02, up, away, 50.0);
     let mut end = pl.return_ready(wi, up + 0.1);
     // The owner puts the displaced card back where it lay.
