@@ -54,10 +54,10 @@ pub use crate::rules::geometry::TOUCH_RADIUS_MM;
 /// Contact probability at which a fingertip is taken to press.
 pub const CONTACT_MIN_P: f64 = 0.5;
 /// Contact crops are kept this long for that, and for timing a touch by the onset
-/// network over the frames around it (`TIMED_BEFORE_S` before it, each beside the frames
-/// up to 25 ms earlier, to `TIMED_AFTER_S` after, timed at the first run after that: 168
-/// ms at 240 fps).
-const CONTACT_HISTORY_S: f64 = 0.17;
+/// network over the frames around it (`TIMED_BEFORE_S` before it, or `LOOKBACK_MAX_S`
+/// more for a finger landed already then, each beside the frames up to 25 ms earlier,
+/// to `TIMED_AFTER_S` after, timed at the first run after that: 268 ms at 240 fps).
+const CONTACT_HISTORY_S: f64 = 0.27;
 /// At most this many fingertips of a hand are looked at, farthest from the wrist first.
 pub const CONTACT_TIPS_MAX: usize = 3;
 /// A region over the playing area smaller than this many card faces (its sure outline

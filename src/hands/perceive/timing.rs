@@ -24,6 +24,9 @@ pub const TIMED_BEFORE_S: f64 = 0.03;
 /// (over a hand held still above the card before it comes down), and the finger's run
 /// on the card must be there to outlast the hold.
 pub const TIMED_AFTER_S: f64 = 0.1;
+/// A finger landed already at the first frame looked at is followed back at most this
+/// much further, s, to where it came down.
+pub const LOOKBACK_MAX_S: f64 = 0.1;
 /// The onset network is run on recordings of this many frames a second or more: it sees
 /// the frames `ONSET_BACK_FRAMES` before, 4.2 to 25 ms at 240 fps.
 pub const TIMED_MIN_FPS: f64 = 200.0;
@@ -64,6 +67,32 @@ pub fn onset_from_landed(ps: &[(usize, f64, f64)]) -> Option<(f64, [usize; 2])> 
     let ((fa, ta, pa), (fb, tb, pb)) = (ps[i], ps[start]);
     let f = ((LANDED_P - pa) / (pb - pa)).clamp(0.0, 1.0);
     Some((ta + f * (tb - ta), [fa, fb]))
+}
+
+/// The frames looked at around a touch (`ps`, as `onset_from_landed`'s), followed back
+/// over the `earlier` kept frames (latest first) while the finger is landed at the first
+/// of them and no later run is as long: the finger came down before the touch was found
+/// (a hand seen late, its region shared with the rival's), and the frames are followed
+/// back one at a time, by `landed` (the network's probability, `None` for a frame it
+/// cannot see), to the first where it had not yet landed.
+pub fn follow_back<E>(
+    ps: &mut Vec<(usize, f64, f64)>,
+    earlier: impl IntoIterator<Item = (usize, f64)>,
+    mut landed: impl FnMut(usize) -> Result<Option<f64>, E>,
+) -> Result<(), E> {
+    if onset_from_landed(ps).is_some() || ps.first().is_none_or(|r| r.2 < LANDED_P) {
+        return Ok(());
+    }
+    for (f, t) in earlier {
+        let Some(p) = landed(f)? else {
+            break;
+        };
+        ps.insert(0, (f, t, p));
+        if p < LANDED_P {
+            break;
+        }
+    }
+    Ok(())
 }
 
 /// (first index, length) of each run of frames at `LANDED_P` or more.
@@ -131,7 +160,7 @@ impl Perceiver {
     pub(super) fn untimed_from(&self) -> Option<f64> {
         self.untimed
             .iter()
-            .map(|u| u.ev.t_s - TIMED_BEFORE_S)
+            .map(|u| u.ev.t_s - TIMED_BEFORE_S - LOOKBACK_MAX_S)
             .min_by(f64::total_cmp)
     }
 
@@ -140,32 +169,50 @@ impl Perceiver {
         self.crops.iter().find(|(g, ..)| *g == f).map(|(.., c)| c)
     }
 
+    /// The onset network's probability that the finger pressing at `at_px` has landed
+    /// by kept frame `f`; `None` when a frame it needs is not kept.
+    fn landed_at(&self, f: usize, at_px: [f64; 2], scale: f64) -> Result<Option<f64>, HandsError> {
+        let (Some(net), Some(plate), Some(c)) = (&self.contact, &self.plate, self.crop_of(f))
+        else {
+            return Ok(None);
+        };
+        let back: Option<Vec<&Arc<CropSource>>> = ONSET_BACK_FRAMES
+            .iter()
+            .map(|b| f.checked_sub(*b).and_then(|g| self.crop_of(g)))
+            .collect();
+        let Some(back) = back else {
+            return Ok(None);
+        };
+        let frames = [c, back[0], back[1], back[2], back[3], plate].map(|a| &**a);
+        net.landed_p(frames, at_px, scale)
+    }
+
     /// One touch timed by the onset network over the kept frames around it; as found
     /// when the network gives no time for it; `None` (dropped) when the frames looked at
     /// reach `TIMED_AFTER_S` past it and the network saw no finger land there
     /// (`never_landed`).
     pub(super) fn timed(&mut self, u: Untimed) -> Result<Option<Event>, HandsError> {
         let Untimed { mut ev, at_px } = u;
-        let (Some(net), Some(plate)) = (&self.contact, &self.plate) else {
+        if self.contact.is_none() || self.plate.is_none() {
             return Ok(Some(ev));
-        };
+        }
         let scale = self.px_per_mm(self.map.point_to_field(at_px)?)?;
         let (from, to) = (ev.t_s - TIMED_BEFORE_S, ev.t_s + TIMED_AFTER_S);
         let t0 = std::time::Instant::now();
         let mut ps = Vec::new();
-        for (f, t, c) in self.crops.iter().filter(|(_, t, _)| *t >= from && *t <= to) {
-            let back: Option<Vec<&Arc<CropSource>>> = ONSET_BACK_FRAMES
-                .iter()
-                .map(|b| f.checked_sub(*b).and_then(|g| self.crop_of(g)))
-                .collect();
-            let Some(back) = back else {
-                continue;
-            };
-            let frames = [c, back[0], back[1], back[2], back[3], plate].map(|a| &**a);
-            if let Some(p) = net.landed_p(frames, at_px, scale)? {
+        for (f, t, _) in self.crops.iter().filter(|(_, t, _)| *t >= from && *t <= to) {
+            if let Some(p) = self.landed_at(*f, at_px, scale)? {
                 ps.push((*f, *t, p));
             }
         }
+        let earlier: Vec<(usize, f64)> = self
+            .crops
+            .iter()
+            .rev()
+            .filter(|(_, t, _)| *t < from && *t >= from - LOOKBACK_MAX_S)
+            .map(|(f, t, _)| (*f, *t))
+            .collect();
+        follow_back(&mut ps, earlier, |f| self.landed_at(f, at_px, scale))?;
         self.stats.contact_s += t0.elapsed().as_secs_f64();
         self.stats.contact_runs += ps.len();
         let frame_s = self.frame_s.unwrap_or(0.0);
@@ -217,6 +264,42 @@ mod tests {
         assert_eq!(onset_from_landed(&rows(&[0.1, 0.2, 0.3, 0.2])), None);
         // Landed already before the first frame looked at.
         assert_eq!(onset_from_landed(&rows(&[0.9, 0.8, 0.2, 0.9])), None);
+    }
+
+    #[test]
+    fn a_finger_landed_at_the_first_frame_is_followed_back_to_where_it_came_down() {
+        // Frames 10.. looked at, landed from the first; the network's calls before them.
+        let before = |f| match f {
+            9 => 0.95,
+            8 => 0.8,
+            7 => 0.3,
+            _ => 0.9,
+        };
+        let mut asked = Vec::new();
+        let mut ps: Vec<_> = rows(&[0.9, 0.95, 1.0, 0.9])
+            .into_iter()
+            .map(|(i, _, p)| (i + 10, (i + 10) as f64 / 240.0, p))
+            .collect();
+        let earlier = (4..10).rev().map(|f| (f, f as f64 / 240.0));
+        follow_back::<()>(&mut ps, earlier, |f| {
+            asked.push(f);
+            Ok(Some(before(f)))
+        })
+        .unwrap();
+        // Followed back to frame 7, the first not yet landed, and no further.
+        assert_eq!(asked, [9, 8, 7]);
+        let (t, frames) = onset_from_landed(&ps).unwrap();
+        assert_eq!(frames, [7, 8]);
+        assert!((t - (7.0 + 0.2 / 0.5) / 240.0).abs() < 1e-9, "{t}");
+        // A later run longer than the one at the first frame: the network already timed
+        // it, and nothing is followed back.
+        let mut ps = rows(&[0.9, 0.2, 0.9, 0.9, 0.9]);
+        follow_back::<()>(&mut ps, [(99, 0.0)], |_| panic!("not asked")).unwrap();
+        assert_eq!(ps.len(), 5);
+        // A frame the network cannot see ends the walk: no time, as before.
+        let mut ps = rows(&[0.9, 0.9]);
+        follow_back::<()>(&mut ps, [(99, 0.0)], |_| Ok(None)).unwrap();
+        assert_eq!(onset_from_landed(&ps), None);
     }
 
     #[test]
