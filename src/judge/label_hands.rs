@@ -164,6 +164,9 @@ impl HandSource for LabelHands {
                     .map(|(_, p)| *p)
                     .collect(),
                 hidden: false,
+                // The labels say what each hand touches; a region's player is never in
+                // doubt.
+                pressing_px: None,
             });
         }
         Ok((seen, events))

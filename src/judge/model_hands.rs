@@ -19,6 +19,7 @@
 //! one misreading decides every later take).
 
 use super::{HandSource, JudgeError};
+use crate::hands::perceive::CONTACT_MIN_P;
 use crate::hands::{HandFrame, HandObs, HandsRecord, Perceiver};
 use crate::rules::geometry::Pt;
 use crate::rules::model::Event;
@@ -286,6 +287,7 @@ impl ModelHands {
                 hand: driving_hand(h, active_hand(f, h.player), self.known_hand(h.player)),
                 fingertips_px: h.fingertips_px.clone(),
                 hidden: false,
+                pressing_px: h.contact_px.filter(|_| h.contact_p >= CONTACT_MIN_P),
             })
             .collect()
     }
@@ -523,6 +525,7 @@ impl HandSource for ModelHands {
                     hand,
                     fingertips_px,
                     hidden: true,
+                    pressing_px: None,
                 },
             ));
         }

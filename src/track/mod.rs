@@ -51,9 +51,10 @@ pub use search::{
     SEARCH_NICE,
 };
 pub use start::{
-    DRIVER_MAX_MM, DRIVER_TIE_MM, FLIGHT_START_MM, LOST_CLAIM_S, OFF_CARD_MM, PUSHED_VACATED_MIN,
-    PUSHER_VACATED_MAX, PUSH_IN_LINE, PUSH_NEIGHBOUR_WIDTHS, RIVAL_SHARE, SAME_TIP_MM, START_REACH,
-    START_REACH_MAX, START_REACH_PER_S, STRIKE_REACH, VACATED_MIN,
+    DRIVER_MAX_MM, DRIVER_TIE_MM, FLIGHT_START_MM, LOST_CLAIM_S, OFF_CARD_MM, PRESSES_SHARED_MM,
+    PRESSES_SHARED_S, PUSHED_VACATED_MIN, PUSHER_VACATED_MAX, PUSH_IN_LINE, PUSH_NEIGHBOUR_WIDTHS,
+    RIVAL_SHARE, SAME_TIP_MM, START_REACH, START_REACH_MAX, START_REACH_PER_S, STRIKE_REACH,
+    VACATED_MIN,
 };
 
 /// Everything the tracker knows between two frames, to continue a run exactly where it
@@ -73,6 +74,16 @@ pub struct TrackerState {
     recent_hands: VecDeque<Vec<HandSeen>>,
     #[serde(default)]
     held_touches: Vec<HeldTouch>,
+    #[serde(default)]
+    presses: VecDeque<Press>,
+}
+
+/// A press seen (`HandSeen::pressing_px`): when, by whom, where (image pixels).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct Press {
+    t_s: f64,
+    player: Player,
+    at_px: [f64; 2],
 }
 
 /// A card's start taken for a direct touch, held until `due_frame` (`PUSH_SEEN_LATE_S`).
@@ -122,6 +133,10 @@ pub struct HandSeen {
     /// a card that sets off with it as near as the hand seen has no sure driver.
     #[serde(default)]
     pub hidden: bool,
+    /// Where a fingertip of it presses at table height (the hand model's contact point),
+    /// decoded image pixels.
+    #[serde(default)]
+    pub pressing_px: Option<[f64; 2]>,
 }
 
 /// The hands seen in the frame (not those only remembered as hidden).
@@ -242,6 +257,8 @@ pub struct CardTracker {
     recent_hands: VecDeque<Vec<HandSeen>>,
     /// Direct start touches not yet told (`PUSH_SEEN_LATE_S`), in the order made.
     held_touches: Vec<HeldTouch>,
+    /// The presses seen in the last `PRESSES_SHARED_S`, the oldest first.
+    presses: VecDeque<Press>,
 }
 
 fn centre_px(q: &QuadPx) -> [f64; 2] {
@@ -314,6 +331,7 @@ impl CardTracker {
             read_in_vain: ReadInVain::default(),
             vacated: Vec::new(),
             recent_hands: VecDeque::new(),
+            presses: VecDeque::new(),
             held_touches: Vec::new(),
         })
     }
@@ -367,6 +385,7 @@ impl CardTracker {
             read_in_vain: self.read_in_vain.clone(),
             recent_hands: self.recent_hands.clone(),
             held_touches: self.held_touches.clone(),
+            presses: self.presses.clone(),
         }
     }
 
@@ -385,6 +404,7 @@ impl CardTracker {
         self.read_in_vain = state.read_in_vain;
         self.recent_hands = state.recent_hands;
         self.held_touches = state.held_touches;
+        self.presses = state.presses;
         for q in &state.placed {
             self.blobs.rebase(q)?;
         }
@@ -403,6 +423,22 @@ impl CardTracker {
         self.recent_hands.push_back(hands.to_vec());
         while self.recent_hands.len() > TOUCH_BACK_MAX_FRAMES as usize + 1 {
             self.recent_hands.pop_front();
+        }
+        for h in visible(hands) {
+            if let Some(at_px) = h.pressing_px {
+                self.presses.push_back(Press {
+                    t_s,
+                    player: h.player,
+                    at_px,
+                });
+            }
+        }
+        while self
+            .presses
+            .front()
+            .is_some_and(|p| p.t_s < t_s - PRESSES_SHARED_S)
+        {
+            self.presses.pop_front();
         }
         let mut events = Vec::new();
         let mut claimed: Vec<[f64; 4]> = Vec::new();

@@ -23,6 +23,15 @@ pub const DRIVER_MAX_MM: f64 = 120.0;
 /// Two hands whose distances to the card differ by less than this cannot be told apart
 /// as the driver (18-2): `by: both`, mm.
 pub const DRIVER_TIE_MM: f64 = 15.0;
+/// Both players seen pressing the card within this much of each other, mm...
+pub const PRESSES_SHARED_MM: f64 = 40.0;
+/// ...in this long before it started moving, s, leave its driver unknown (`by: both`):
+/// two hands at one card seen as one region, read now as one player's, now as the
+/// other's. On the twelve tuning recordings (docs/analyze.md), in the 200 ms before a
+/// read card left the area with one player named as its driver, both players were seen
+/// pressing within 40 px of each other before 3 of the 4 takes given to the wrong player
+/// and before 1 of the 40 given to the right one.
+pub const PRESSES_SHARED_S: f64 = 0.2;
 /// A disturbed card looks for its moving paper this far from its place at first, in
 /// lengths of the card's long side...
 pub const START_REACH: f64 = 0.9;
@@ -393,9 +402,38 @@ impl CardTracker {
                     .any(|(o, theirs)| o.player != h.player && same_region(mine, theirs)),
             })
             .collect();
+        if self.presses_shared(at)? {
+            return Ok((By::Both, None));
+        }
         let on_card_mm = self.geometry.size.card_w_mm / 2.0 + TOUCH_RADIUS_MM;
         Ok(driver_of(nearest, on_card_mm))
     }
+
+    /// Whether both players were seen pressing at one place on the card at `at` in the
+    /// last `PRESSES_SHARED_S`: two hands on one card seen as one region, its player read
+    /// now as one, now as the other. Which hand drove the card cannot be told then.
+    fn presses_shared(&self, at: Pt) -> Result<bool, TrackError> {
+        let size = &self.geometry.size;
+        let reach_mm = (size.card_w_mm / 2.0).hypot(size.card_h_mm / 2.0) + TOUCH_RADIUS_MM;
+        let mut near: Vec<(Player, Pt)> = Vec::new();
+        for p in &self.presses {
+            let mm = self.map.point_to_field(p.at_px)?;
+            if mm.dist_mm(at) <= reach_mm {
+                near.push((p.player, mm));
+            }
+        }
+        Ok(presses_meet(&near))
+    }
+}
+
+/// Whether two of `presses` (player, field mm) by different players lie within
+/// `PRESSES_SHARED_MM` of each other.
+fn presses_meet(presses: &[(Player, Pt)]) -> bool {
+    presses.iter().enumerate().any(|(i, (pa, a))| {
+        presses[i + 1..]
+            .iter()
+            .any(|(pb, b)| pb != pa && a.dist_mm(*b) <= PRESSES_SHARED_MM)
+    })
 }
 
 /// The cards of `others` (index, place centre, field mm) that lie next to `place` (within
@@ -494,6 +532,19 @@ fn driver_of(mut nearest: Vec<Nearest>, on_card_mm: f64) -> (By, Option<Hand>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn presses_of_both_players_at_one_place_meet() {
+        let a = |x, y| (Player::A, Pt::new(x, y));
+        let b = |x, y| (Player::B, Pt::new(x, y));
+        // One region read as A's, then as B's, pressing the same spot.
+        assert!(presses_meet(&[a(0.0, 0.0), a(2.0, 1.0), b(10.0, -5.0)]));
+        // Both players on the card, at its two ends: two hands seen apart.
+        assert!(!presses_meet(&[a(0.0, -30.0), b(0.0, 30.0)]));
+        // One player only, however close.
+        assert!(!presses_meet(&[a(0.0, 0.0), a(1.0, 0.0)]));
+        assert!(!presses_meet(&[]));
+    }
 
     #[test]
     fn a_point_is_on_a_turned_card_within_its_outline_and_the_margin() {
