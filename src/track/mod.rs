@@ -80,7 +80,7 @@ pub struct TrackerState {
 
 /// A press seen (`HandSeen::pressing_px`): when, by whom, where (image pixels).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub(crate) struct Press {
+struct Press {
     t_s: f64,
     player: Player,
     at_px: [f64; 2],

@@ -372,8 +372,9 @@ impl CardTracker {
 
     /// The hand that drove a card: the nearest fingertip when it started moving; `both`
     /// when two players' hands are equally near, or both lie on the card (a fingertip
-    /// within half the card's width and `TOUCH_RADIUS_MM` of its centre), or none is
-    /// seen (18-2). A struck card moves only after the touches that hold it, so when
+    /// within half the card's width and `TOUCH_RADIUS_MM` of its centre), or both were
+    /// seen pressing at one place on it just before (`presses_shared`), or none is seen
+    /// (18-2). A struck card moves only after the touches that hold it, so when
     /// both players' fingertips lie on it as it starts to move, the nearer one did not
     /// necessarily touch first: the ruling goes to its owner and to review.
     pub(super) fn driver(
@@ -381,6 +382,9 @@ impl CardTracker {
         at: Pt,
         hands: &[HandSeen],
     ) -> Result<(By, Option<Hand>), TrackError> {
+        if self.presses_shared(at)? {
+            return Ok((By::Both, None));
+        }
         let mut tips: Vec<(&HandSeen, Vec<Pt>)> = Vec::new();
         for h in hands {
             if !h.fingertips_px.is_empty() {
@@ -402,9 +406,6 @@ impl CardTracker {
                     .any(|(o, theirs)| o.player != h.player && same_region(mine, theirs)),
             })
             .collect();
-        if self.presses_shared(at)? {
-            return Ok((By::Both, None));
-        }
         let on_card_mm = self.geometry.size.card_w_mm / 2.0 + TOUCH_RADIUS_MM;
         Ok(driver_of(nearest, on_card_mm))
     }

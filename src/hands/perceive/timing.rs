@@ -205,13 +205,12 @@ impl Perceiver {
                 ps.push((*f, *t, p));
             }
         }
-        let earlier: Vec<(usize, f64)> = self
+        let earlier = self
             .crops
             .iter()
             .rev()
             .filter(|(_, t, _)| *t < from && *t >= from - LOOKBACK_MAX_S)
-            .map(|(f, t, _)| (*f, *t))
-            .collect();
+            .map(|(f, t, _)| (*f, *t));
         follow_back(&mut ps, earlier, |f| self.landed_at(f, at_px, scale))?;
         self.stats.contact_s += t0.elapsed().as_secs_f64();
         self.stats.contact_runs += ps.len();
