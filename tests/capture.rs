@@ -42,8 +42,10 @@ fn frames_fetched_by_index_are_the_frames_read_in_order() {
     pattern_video(&video, 3.0, 60);
     let mut r = VideoReader::open(&video).unwrap();
     let mut in_order = Vec::new();
+    let mut times = Vec::new();
     while let Some(f) = r.next_frame().unwrap() {
         in_order.push((*f.bgr).clone());
+        times.push(f.t_s);
     }
     assert_eq!(in_order.len(), 720);
     let mut at = VideoReader::open(&video).unwrap();
@@ -55,6 +57,22 @@ fn frames_fetched_by_index_are_the_frames_read_in_order() {
         assert!(same_image(&got, &in_order[i]), "frame {i} differs");
     }
     assert!(at.frame_at(720).unwrap().is_none());
+    // A reader put before a frame (as the layout's still stretches are read) reads it
+    // next, with its index and time, then the frames after it in order.
+    let mut sought = VideoReader::open(&video).unwrap();
+    for i in [far, 5, far + SEEK_AHEAD_FRAMES / 2, 700] {
+        assert!(sought.seek(i).unwrap());
+        for j in i..i + 3 {
+            let f = sought.next_frame().unwrap().expect("a frame");
+            assert_eq!(f.index, j);
+            assert!((f.t_s - times[j]).abs() < 1e-9, "frame {j}: {} s", f.t_s);
+            assert!(
+                same_image(&f.bgr, &in_order[j]),
+                "frame {j} differs after seek({i})"
+            );
+        }
+    }
+    assert!(!sought.seek(900).unwrap_or(false));
     let _ = std::fs::remove_dir_all(&dir);
 }
 

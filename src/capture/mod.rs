@@ -318,10 +318,11 @@ impl VideoReader {
         Ok(ok)
     }
 
-    /// The frame `index` as decoded (BGR), or `None` past the end, for readers that need a
-    /// few frames scattered over a recording: reads forward when `index` is less than
-    /// `SEEK_AHEAD_FRAMES` ahead, seeks otherwise (also backwards).
-    pub fn frame_at(&mut self, index: usize) -> Result<Option<Mat>, CaptureError> {
+    /// Puts the reader before frame `index`, so that the next frame read is that one:
+    /// decodes forward when it is less than `SEEK_AHEAD_FRAMES` ahead, seeks otherwise
+    /// (decoding from the keyframe before; also backwards). False when the video ends
+    /// before it.
+    pub fn seek(&mut self, index: usize) -> Result<bool, CaptureError> {
         if index >= self.next_index + SEEK_AHEAD_FRAMES || index < self.next_index {
             self.cap
                 .set(videoio::CAP_PROP_POS_FRAMES, index as f64)
@@ -334,7 +335,13 @@ impl VideoReader {
             self.next_index = index;
         }
         let ahead = index - self.next_index;
-        if self.skip(ahead)? < ahead {
+        Ok(self.skip(ahead)? == ahead)
+    }
+
+    /// The frame `index` as decoded (BGR), or `None` past the end, for readers that need a
+    /// few frames scattered over a recording (`seek`, then a read).
+    pub fn frame_at(&mut self, index: usize) -> Result<Option<Mat>, CaptureError> {
+        if !self.seek(index)? {
             return Ok(None);
         }
         let mut bgr = Mat::default();

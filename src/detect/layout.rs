@@ -393,23 +393,44 @@ pub fn measure_layout_readings(
     intrinsics: Option<&Intrinsics>,
 ) -> Result<MeasuredLayout, DetectError> {
     let still = still::layout_frames(video, reading_starts_s.first().copied())?;
-    let namer = Namer::new()?;
     let short = still.frames_averaged < still::ENOUGH_STILL_FRAMES;
-    let mut m = measure_image(video, still, intrinsics, &namer)?;
-    let unnamed = m.cards.iter().any(|c| c.name.poem.is_none());
-    if (short || unnamed) && !reading_starts_s.is_empty() {
-        for k in 0..reading_starts_s.len().min(MAX_MORE_STILLS) {
-            let next = reading_starts_s.get(k + 1).copied();
-            let Some(more) = still::still_frames_between(video, reading_starts_s[k], next)? else {
+    let more = reading_starts_s.len().min(MAX_MORE_STILLS);
+    let later = |k: usize| {
+        let next = reading_starts_s.get(k + 1).copied();
+        still::still_frames_between(video, reading_starts_s[k], next)
+    };
+    std::thread::scope(|scope| {
+        // A short first stretch always needs the later ones: each is read on a thread
+        // of its own while the first is measured (the decoding is most of the time, and
+        // the pipeline has not started yet).
+        let mut ahead: Vec<_> = if short {
+            (0..more)
+                .map(|k| Some(scope.spawn(move || later(k))))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let namer = Namer::new()?;
+        let mut m = measure_image(video, still, intrinsics, &namer)?;
+        let unnamed = m.cards.iter().any(|c| c.name.poem.is_none());
+        if !(short || unnamed) {
+            return Ok(m);
+        }
+        for k in 0..more {
+            let found = match ahead.get_mut(k).and_then(Option::take) {
+                Some(h) => h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))?,
+                None => later(k)?,
+            };
+            let Some(view) = found else {
                 continue;
             };
-            add_still_view(&mut m, &more, intrinsics, &namer)?;
+            add_still_view(&mut m, &view, intrinsics, &namer)?;
             if m.cards.iter().all(|c| c.name.poem.is_some()) && !short {
                 break;
             }
         }
-    }
-    Ok(m)
+        Ok(m)
+    })
 }
 
 fn round_to(v: f64, step: f64) -> f64 {

@@ -124,10 +124,11 @@ fn still_frames_in(path: &Path, from_s: f64, until_s: f64) -> Result<LayoutFrame
     let mut video = Video::open(path)?;
     let fps = video.fps;
     let skipped = if from_s > 0.0 {
-        video.skip((from_s * fps).floor() as usize)?
+        (from_s * fps).floor() as usize
     } else {
         0
     };
+    video.seek(skipped)?;
     let mut change = Vec::new();
     let mut prev: Option<Mat> = None;
     let mut times = Vec::new();
@@ -153,8 +154,7 @@ fn still_frames_in(path: &Path, from_s: f64, until_s: f64) -> Result<LayoutFrame
     let n = run_len.clamp(1, MAX_AVERAGE_FRAMES);
     let first = run_start + (run_len - n) / 2;
 
-    let mut video = Video::open(path)?;
-    video.skip(skipped + first)?;
+    video.seek(skipped + first)?;
     let mut sum = Mat::default();
     let mut count = 0usize;
     let mut reference: Option<Mat> = None;

@@ -56,6 +56,12 @@ impl Video {
         self.reader.next_frame().map_err(detect_error)
     }
 
+    /// Puts the reader before frame `index` (`VideoReader::seek`): false when the video
+    /// ends before it.
+    pub fn seek(&mut self, index: usize) -> Result<bool, DetectError> {
+        self.reader.seek(index).map_err(detect_error)
+    }
+
     /// Skips frames without converting them to BGR.
     pub fn skip(&mut self, n: usize) -> Result<usize, DetectError> {
         self.reader.skip(n).map_err(detect_error)
