@@ -184,6 +184,64 @@ fn hand_regions(mask: &[f32]) -> Result<(Mat, Vec<MaskRegion>), HandsError> {
     Ok((labels, out))
 }
 
+/// A region's cells sure of their player: the player map's probability at least this
+/// for A, at most one less this for B.
+pub const SPLIT_SURE_P: f32 = 0.8;
+
+/// Two players' hands touching in the image (both over one card) are one region of the
+/// mask; the player map still tells them apart cell by cell. A region holding two sure
+/// parts, each of at least `MIN_HAND_CELLS` cells sure of its player
+/// (`SPLIT_SURE_P`), is split where the player map crosses even odds: its cells read
+/// as B's become a region of their own. Regions stay largest first.
+fn split_by_player(
+    labels: &mut [i32],
+    regions: Vec<MaskRegion>,
+    player_a: &[f32],
+) -> Vec<MaskRegion> {
+    let mut next = labels.iter().copied().max().unwrap_or(0) + 1;
+    let mut out = Vec::with_capacity(regions.len());
+    for (l, r, area) in regions {
+        let (mut sure_a, mut sure_b) = (0, 0);
+        for (li, pa) in labels.iter().zip(player_a) {
+            if *li == l {
+                let p = sigmoid(*pa);
+                if p >= SPLIT_SURE_P {
+                    sure_a += 1;
+                } else if p <= 1.0 - SPLIT_SURE_P {
+                    sure_b += 1;
+                }
+            }
+        }
+        if sure_a < MIN_HAND_CELLS || sure_b < MIN_HAND_CELLS {
+            out.push((l, r, area));
+            continue;
+        }
+        let mut boxes = [(i32::MAX, i32::MAX, -1, -1, 0); 2];
+        for (i, (li, pa)) in labels.iter_mut().zip(player_a).enumerate() {
+            if *li != l {
+                continue;
+            }
+            let k = usize::from(sigmoid(*pa) < 0.5);
+            if k == 1 {
+                *li = next;
+            }
+            let (x, y) = ((i % OUT_W_CELLS) as i32, (i / OUT_W_CELLS) as i32);
+            let b = &mut boxes[k];
+            *b = (b.0.min(x), b.1.min(y), b.2.max(x), b.3.max(y), b.4 + 1);
+        }
+        for (k, (x0, y0, x1, y1, n)) in boxes.into_iter().enumerate() {
+            if n > 0 {
+                let label = if k == 0 { l } else { next };
+                out.push((label, Rect::new(x0, y0, x1 - x0 + 1, y1 - y0 + 1), n));
+            }
+        }
+        next += 1;
+    }
+    out.retain(|(_, _, n)| *n >= MIN_HAND_CELLS);
+    out.sort_by_key(|(_, _, a)| -a);
+    out
+}
+
 /// The convex outlines of one region at sub-cell precision, one for each of `levels`:
 /// the mask logits around it (other regions pushed down) resampled eight times finer
 /// once, thresholded at the level, hull of the largest contour. Cell coordinates.
@@ -288,7 +346,9 @@ fn region_at(labels: &[i32], x: usize, y: usize) -> i32 {
 pub fn decode(m: &Maps) -> Result<Vec<HandObs>, HandsError> {
     let mask = m.map(MASK_MAP);
     let (labels_mat, regions) = hand_regions(mask)?;
-    let labels = labels_mat.data_typed::<i32>()?;
+    let mut labels = labels_mat.data_typed::<i32>()?.to_vec();
+    let regions = split_by_player(&mut labels, regions, m.map(PLAYER_A_MAP));
+    let labels = labels.as_slice();
     // Mean probabilities over each region: player A, left hand, and the mask itself.
     let mut p_a = vec![0f64; regions.len()];
     let mut p_left = vec![0f64; regions.len()];
@@ -573,5 +633,43 @@ mod tests {
         let mut got: Vec<usize> = s.iter().flatten().copied().collect();
         got.sort();
         assert_eq!(got, vec![0, 1, 2, 3]);
+    }
+
+    #[test]
+    fn one_region_two_players_sure_of_their_cells_is_split_between_them() {
+        let mut mask = vec![-5.0; OUT_W_CELLS * OUT_H_CELLS];
+        let mut player_a = vec![0.0; OUT_W_CELLS * OUT_H_CELLS];
+        for y in 20..30 {
+            for x in 40..60 {
+                mask[y * OUT_W_CELLS + x] = 3.0;
+                // A's hand on the left, B's on the right, unsure where they meet.
+                player_a[y * OUT_W_CELLS + x] = match x {
+                    40..=47 => 3.0,
+                    48..=49 => 0.2,
+                    _ => -3.0,
+                };
+            }
+        }
+        let (labels, regions) = hand_regions(&mask).unwrap();
+        let mut labels = labels.data_typed::<i32>().unwrap().to_vec();
+        assert_eq!(regions.len(), 1);
+        let split = split_by_player(&mut labels, regions.clone(), &player_a);
+        let parts: Vec<(i32, i32, i32)> =
+            split.iter().map(|(_, r, a)| (r.x, r.width, *a)).collect();
+        assert_eq!(parts, vec![(40, 10, 100), (50, 10, 100)]);
+        assert_ne!(labels[25 * OUT_W_CELLS + 45], labels[25 * OUT_W_CELLS + 55]);
+        assert_eq!(labels[25 * OUT_W_CELLS + 45], split[0].0);
+        assert_eq!(labels[25 * OUT_W_CELLS + 55], split[1].0);
+
+        // One player's hand, its player map unsure in places: left whole.
+        for y in 20..30 {
+            for x in 40..60 {
+                player_a[y * OUT_W_CELLS + x] = if x < 55 { 3.0 } else { 0.1 };
+            }
+        }
+        let (labels, regions) = hand_regions(&mask).unwrap();
+        let mut labels = labels.data_typed::<i32>().unwrap().to_vec();
+        let kept = split_by_player(&mut labels, regions.clone(), &player_a);
+        assert_eq!(kept, regions);
     }
 }
