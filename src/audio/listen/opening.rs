@@ -76,6 +76,23 @@ pub(super) fn join_broken_held(tr: &Tracks, held_runs: &[(usize, usize)]) -> Vec
         let (a, mut b) = held_runs[k];
         k += 1;
         let after_pause = !(a.saturating_sub(pause)..a).any(|i| tr.voiced[i]);
+        // A soft first piece (too few voiced frames to be compared, below) and the pieces
+        // its periodic sound runs on into without a break are one piece: a drawn-out vowel
+        // flickering under the murmur, too soft for a few frames to be held, is still the
+        // vowel. (Voiced kana said at pace run into each other too; they are not joined.)
+        let soft_run =
+            |a: usize, b: usize| (a..b).filter(|&i| tr.voiced[i]).count() < SOFT_PIECE_VOICED_MAX;
+        if after_pause && b - a < held_min && soft_run(a, b) {
+            while let Some(&(na, nb)) = held_runs.get(k) {
+                if !soft_run(a, nb)
+                    || periodic_from(tr, na, na.saturating_sub(b)) > periodic_to(tr, b, na - b)
+                {
+                    break;
+                }
+                b = nb;
+                k += 1;
+            }
+        }
         if b - a >= held_min || b - a < first_min || !after_pause {
             out.push((a, b));
             continue;
@@ -84,7 +101,7 @@ pub(super) fn join_broken_held(tr: &Tracks, held_runs: &[(usize, usize)]) -> Vec
         let within = voiced_ceps_distance(tr, (a, a + half), (a + half, b));
         // A first piece with no voiced frame at all is a vowel too soft under the hall's
         // murmur for its cepstra to be compared: its pieces are joined on their breaks alone.
-        let soft = (a..b).filter(|&i| tr.voiced[i]).count() < SOFT_PIECE_VOICED_MAX;
+        let soft = soft_run(a, b);
         while b - a < held_min {
             // The next piece, passing over flickers too short to be one (they join with it).
             let Some(j) =
@@ -93,10 +110,12 @@ pub(super) fn join_broken_held(tr: &Tracks, held_runs: &[(usize, usize)]) -> Vec
                 break;
             };
             let (na, nb) = held_runs[j];
-            // The break ends where the next piece's periodic sound begins (a held vowel
-            // may run on softly under the murmur before it is voiced again).
+            // The break runs from where this piece's periodic sound stops (a held vowel
+            // may fade softly under the murmur before it is lost) to where the next
+            // piece's begins (it may run on softly before it is voiced again).
             let resumed = periodic_from(tr, na, na.saturating_sub(b));
-            let alike = resumed.saturating_sub(b) <= gap_max
+            let faded = periodic_to(tr, b, na.saturating_sub(b));
+            let alike = resumed.saturating_sub(faded) <= gap_max
                 && (soft
                     || voiced_ceps_distance(tr, (a, b), (na, nb)) <= HELD_BREAK_RATIO_MAX * within);
             if !alike {
@@ -128,9 +147,7 @@ pub(super) fn periodic_start(tr: &Tracks, voiced_start: usize, back: usize) -> O
 /// `to` when the frame before it is not periodic.
 fn periodic_from(tr: &Tracks, to: usize, back: usize) -> usize {
     let f = &tr.f;
-    let periodic = |i: usize| {
-        f.voicing[i] >= VOICING_MIN && f.level_db[i] > tr.floor[i] + PERIODIC_ABOVE_FLOOR_DB
-    };
+    let periodic = |i: usize| periodic_frame(tr, i);
     let to = to.min(f.len());
     let mut first = to;
     let mut misses = 0;
@@ -146,6 +163,35 @@ fn periodic_from(tr: &Tracks, to: usize, back: usize) -> usize {
         }
     }
     first
+}
+
+/// A frame as periodic as a voiced one (`VOICING_MIN`), PERIODIC_ABOVE_FLOOR_DB over the
+/// floor: the voice, faint or not (the hall's murmur is not periodic).
+fn periodic_frame(tr: &Tracks, i: usize) -> bool {
+    tr.f.voicing[i] >= VOICING_MIN && tr.f.level_db[i] > tr.floor[i] + PERIODIC_ABOVE_FLOOR_DB
+}
+
+/// The end (exclusive) of the periodic sound running on from frame `from` (the rule of
+/// `periodic_from`, walked forward up to `ahead` frames), or `from` when the frame at it
+/// is not periodic.
+fn periodic_to(tr: &Tracks, from: usize, ahead: usize) -> usize {
+    let f = &tr.f;
+    let periodic = |i: usize| periodic_frame(tr, i);
+    let from = from.min(f.len());
+    let mut end = from;
+    let mut misses = 0;
+    for i in from..(from + ahead).min(f.len()) {
+        if periodic(i) {
+            end = i + 1;
+            misses = 0;
+        } else {
+            misses += 1;
+            if misses > 1 {
+                break;
+            }
+        }
+    }
+    end
 }
 
 /// Distance between the mean lower cepstra of the voiced frames of two stretches.
