@@ -229,15 +229,12 @@ fn split_by_player(
             let b = &mut boxes[k];
             *b = (b.0.min(x), b.1.min(y), b.2.max(x), b.3.max(y), b.4 + 1);
         }
-        for (k, (x0, y0, x1, y1, n)) in boxes.into_iter().enumerate() {
-            if n > 0 {
-                let label = if k == 0 { l } else { next };
-                out.push((label, Rect::new(x0, y0, x1 - x0 + 1, y1 - y0 + 1), n));
-            }
+        // Each part holds its sure cells, so it is a hand's size (`MIN_HAND_CELLS`).
+        for (label, (x0, y0, x1, y1, n)) in [l, next].into_iter().zip(boxes) {
+            out.push((label, Rect::new(x0, y0, x1 - x0 + 1, y1 - y0 + 1), n));
         }
         next += 1;
     }
-    out.retain(|(_, _, n)| *n >= MIN_HAND_CELLS);
     out.sort_by_key(|(_, _, a)| -a);
     out
 }

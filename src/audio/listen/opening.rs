@@ -146,23 +146,8 @@ pub(super) fn periodic_start(tr: &Tracks, voiced_start: usize, back: usize) -> O
 /// The first frame of the periodic sound running into frame `to` (`periodic_start`), or
 /// `to` when the frame before it is not periodic.
 fn periodic_from(tr: &Tracks, to: usize, back: usize) -> usize {
-    let f = &tr.f;
-    let periodic = |i: usize| periodic_frame(tr, i);
-    let to = to.min(f.len());
-    let mut first = to;
-    let mut misses = 0;
-    for i in (to.saturating_sub(back)..to).rev() {
-        if periodic(i) {
-            first = i;
-            misses = 0;
-        } else {
-            misses += 1;
-            if misses > 1 {
-                break;
-            }
-        }
-    }
-    first
+    let to = to.min(tr.f.len());
+    last_periodic(tr, (to.saturating_sub(back)..to).rev()).unwrap_or(to)
 }
 
 /// A frame as periodic as a voiced one (`VOICING_MIN`), PERIODIC_ABOVE_FLOOR_DB over the
@@ -175,14 +160,18 @@ fn periodic_frame(tr: &Tracks, i: usize) -> bool {
 /// `periodic_from`, walked forward up to `ahead` frames), or `from` when the frame at it
 /// is not periodic.
 fn periodic_to(tr: &Tracks, from: usize, ahead: usize) -> usize {
-    let f = &tr.f;
-    let periodic = |i: usize| periodic_frame(tr, i);
-    let from = from.min(f.len());
-    let mut end = from;
+    let from = from.min(tr.f.len());
+    last_periodic(tr, from..(from + ahead).min(tr.f.len())).map_or(from, |i| i + 1)
+}
+
+/// The last periodic frame (`periodic_frame`) reached walking `frames` in their order,
+/// one frame's dip forgiven; `None` when the first two frames are not periodic.
+fn last_periodic(tr: &Tracks, frames: impl Iterator<Item = usize>) -> Option<usize> {
+    let mut last = None;
     let mut misses = 0;
-    for i in from..(from + ahead).min(f.len()) {
-        if periodic(i) {
-            end = i + 1;
+    for i in frames {
+        if periodic_frame(tr, i) {
+            last = Some(i);
             misses = 0;
         } else {
             misses += 1;
@@ -191,7 +180,7 @@ fn periodic_to(tr: &Tracks, from: usize, ahead: usize) -> usize {
             }
         }
     }
-    end
+    last
 }
 
 /// Distance between the mean lower cepstra of the voiced frames of two stretches.
