@@ -61,9 +61,4 @@ impl Video {
     pub fn seek(&mut self, index: usize) -> Result<bool, DetectError> {
         self.reader.seek(index).map_err(detect_error)
     }
-
-    /// Skips frames without converting them to BGR.
-    pub fn skip(&mut self, n: usize) -> Result<usize, DetectError> {
-        self.reader.skip(n).map_err(detect_error)
-    }
 }
