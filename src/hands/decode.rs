@@ -44,11 +44,15 @@ const OUTLINE_UPSAMPLE: i32 = 8;
 /// 1.08 at this level, on tuning recordings 9102, 9202 and 9303).
 const OUTLINE_MIN_LOGIT: f64 = 2.0;
 /// The field's questions (the reach into the playing area, where a hand points) and its
-/// box from run to run are answered on the outline at even odds: a finger is narrower
-/// than a cell, and at the sure level its tip falls short (the reach came out 1-4 mm
-/// short against 1 mm either way at even odds, and at a hand's speed as it crosses the
-/// line that is about a frame).
-const REACH_OUTLINE_LOGIT: f64 = 0.0;
+/// box from run to run are answered on the outline where a cell half covered by a hand
+/// lies: with hand cells weighted w = 4 in the mask's loss (`MASK_POS_WEIGHT` in
+/// train/train.py), the loss there is least at p w/(1+w), logit ln w (p 0.8).
+/// The Dice term lifts the edge further, so this is the least the level should be; it
+/// stays under the sure outline's, whose fingertips fall short. At even odds the reach
+/// came out a median 2.3 mm too far for hands within 40 mm of the line (the twelve
+/// tuning recordings 9105-9308), so `enter` came early and `leave` late; at this level
+/// 0.6 mm (docs/hands.md, "The reach's level").
+const REACH_OUTLINE_LOGIT: f64 = 2.0 * std::f64::consts::LN_2;
 
 /// One visible hand in one frame.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -63,8 +67,8 @@ pub struct HandObs {
     /// Convex outline, wrist to fingertips, in frame pixels.
     pub outline_px: Vec<[f64; 2]>,
     /// The outline the field and the run-to-run following work on (the reach into the
-    /// playing area, where the hand points, its box): the mask's even-odds edge, which
-    /// lies farther out than `outline_px` (empty: use that).
+    /// playing area, where the hand points, its box): the mask's edge at
+    /// `REACH_OUTLINE_LOGIT`, which lies farther out than `outline_px` (empty: use that).
     #[serde(skip)]
     pub reach_outline_px: Vec<[f64; 2]>,
     /// The outline projected onto the tatami overlaps the playing area (contract 2).
@@ -529,7 +533,8 @@ fn hull_with(
 
 impl HandObs {
     /// The outline the field's questions and the following from run to run are asked
-    /// of: the even-odds one where the decoder gave it, else the one reported.
+    /// of: the one at `REACH_OUTLINE_LOGIT` where the decoder gave it, else the one
+    /// reported.
     pub fn field_outline_px(&self) -> &[[f64; 2]] {
         if self.reach_outline_px.len() >= 3 {
             &self.reach_outline_px

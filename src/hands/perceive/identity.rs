@@ -18,7 +18,7 @@ const SAME_HAND_NEAR: f64 = 0.5;
 const POINTING_MIN_MM: f64 = 60.0;
 const POINTING_MIN_COS: f64 = 0.6;
 
-/// A hand's box: its outline's (the even-odds one where there is one), or its
+/// A hand's box: its outline's (the field's one where there is one), or its
 /// fingertips' when it has no outline.
 fn hand_box(h: &HandObs) -> Option<[f64; 4]> {
     let pts = if h.field_outline_px().len() >= 3 {

@@ -537,7 +537,7 @@ impl Perceiver {
         crop: Option<(&CropSource, &CropSource)>,
     ) -> Result<Option<Player>, HandsError> {
         // The outline in the field, projected once for the pointing and the reach: the
-        // mask's even-odds edge where the decoder gives it (docs/hands.md).
+        // mask's edge at the reach's level where the decoder gives it (docs/hands.md).
         let outline = h.field_outline_px();
         let poly = if outline.len() >= 3 {
             Some(self.map.to_field(outline)?)
