@@ -255,6 +255,7 @@ fn hand_frame_from_json(v: &serde_json::Value) -> Option<HandFrame> {
                     fingertips_px: pts(h.get("fingertips_px")),
                     outline_px: pts(h.get("outline_px")),
                     reach_outline_px: Vec::new(),
+                    body_outline_px: Vec::new(),
                     inside: h.get("inside")?.as_bool()?,
                     reach_mm: h.get("reach_mm").and_then(|v| v.as_f64()).unwrap_or(0.0),
                     contact_p: h.get("contact_p").and_then(|v| v.as_f64()).unwrap_or(0.0),

@@ -38,11 +38,19 @@ pub const TIP_MIN_P: f32 = 0.1;
 pub const MAX_TIPS: usize = 5;
 /// Fine raster for outlines: cells are split this many times each way.
 const OUTLINE_UPSAMPLE: i32 = 8;
-/// The outline is drawn where the mask's logit crosses this (p 0.88), not 0: the mask
+/// The outline is drawn where the mask's logit crosses this (p 0.98), not 0: the mask
 /// was trained with hand cells weighted four times and a Dice term, which both lift its
-/// edge, so at p 0.5 outlines came out a third larger than the hand (area ratio 1.34,
-/// 1.08 at this level, on tuning recordings 9102, 9202 and 9303).
-const OUTLINE_MIN_LOGIT: f64 = 2.0;
+/// edge, so at p 0.5 outlines came out a third larger than the hand (area ratio 1.34 on
+/// tuning recordings 9102, 9202 and 9303). Against the labelled outlines of tuning
+/// recordings clean-9105, realistic-9205 and hard-9305, the IoU medians at logit 2, 3,
+/// 4, 5 and 6 were 0.84/0.85/0.82, 0.87/0.87/0.85, 0.87/0.89/0.87, 0.87/0.89/0.86 and
+/// 0.85/0.88/0.83 (docs/hands.md).
+const OUTLINE_MIN_LOGIT: f64 = 4.0;
+/// The hand's size (`perceive::HAND_MIN_CARD_FACES`) and where it lies for the judge's
+/// sweep are asked of the outline at logit 2 (p 0.88), the one reported before, on which
+/// they were measured: asked of the tighter outline, rulings moved where a fingertip
+/// rests on a card (docs/hands.md, "the outline at p 0.98").
+const BODY_OUTLINE_LOGIT: f64 = 2.0;
 /// The field's questions (the reach into the playing area, where a hand points) and its
 /// box from run to run are answered on the outline where a cell half covered by a hand
 /// lies: with hand cells weighted w = 4 in the mask's loss (`MASK_POS_WEIGHT` in
@@ -68,9 +76,13 @@ pub struct HandObs {
     pub outline_px: Vec<[f64; 2]>,
     /// The outline the field and the run-to-run following work on (the reach into the
     /// playing area, where the hand points, its box): the mask's edge at
-    /// `REACH_OUTLINE_LOGIT`, which lies farther out than `outline_px` (empty: use that).
+    /// `REACH_OUTLINE_LOGIT`, which lies farther out than `outline_px` (empty: use `body_outline`).
     #[serde(skip)]
     pub reach_outline_px: Vec<[f64; 2]>,
+    /// The outline at `BODY_OUTLINE_LOGIT` with the fingertips: the hand's size and where
+    /// it lies for the judge (empty: use `outline_px`).
+    #[serde(skip)]
+    pub body_outline_px: Vec<[f64; 2]>,
     /// The outline projected onto the tatami overlaps the playing area (contract 2).
     pub inside: bool,
     /// How far the outline reaches into the playing area, mm (negative: short of it).
@@ -460,12 +472,12 @@ pub fn decode(m: &Maps) -> Result<Vec<HandObs>, HandsError> {
         let Some(s) = slot_of[ri] else {
             continue; // a fifth hand: the four pairs are taken
         };
-        let [outline, reach_outline] = outline_cells(
+        let [outline, reach_outline, body_outline] = outline_cells(
             mask,
             labels,
             *l,
             *r,
-            [OUTLINE_MIN_LOGIT, REACH_OUTLINE_LOGIT],
+            [OUTLINE_MIN_LOGIT, REACH_OUTLINE_LOGIT, BODY_OUTLINE_LOGIT],
         )?
         .map(|o| {
             o.into_iter()
@@ -477,6 +489,7 @@ pub fn decode(m: &Maps) -> Result<Vec<HandObs>, HandsError> {
         t.truncate(MAX_TIPS);
         let fingertips: Vec<[f64; 2]> = t.into_iter().map(|(_, p)| p).collect();
         let outline = hull_with(outline, &fingertips, m)?;
+        let body_outline = hull_with(body_outline, &fingertips, m)?;
         // The contact point is the fingertip nearest the contact peak, when one is close.
         let (cp, cpt) = contact[ri];
         let contact_px = cpt.map(|c| {
@@ -495,6 +508,7 @@ pub fn decode(m: &Maps) -> Result<Vec<HandObs>, HandsError> {
             fingertips_px: fingertips,
             outline_px: outline,
             reach_outline_px: reach_outline,
+            body_outline_px: body_outline,
             inside: false,
             reach_mm: f64::NEG_INFINITY,
             contact_p: cp,
@@ -533,11 +547,21 @@ fn hull_with(
 
 impl HandObs {
     /// The outline the field's questions and the following from run to run are asked
-    /// of: the one at `REACH_OUTLINE_LOGIT` where the decoder gave it, else the one
-    /// reported.
+    /// of: the one at `REACH_OUTLINE_LOGIT` where the decoder gave it, else
+    /// `body_outline`.
     pub fn field_outline_px(&self) -> &[[f64; 2]] {
         if self.reach_outline_px.len() >= 3 {
             &self.reach_outline_px
+        } else {
+            self.body_outline()
+        }
+    }
+
+    /// The outline the hand's size and where it lies are asked of: the one at
+    /// `BODY_OUTLINE_LOGIT` where the decoder gave it, else the one reported.
+    pub fn body_outline(&self) -> &[[f64; 2]] {
+        if self.body_outline_px.len() >= 3 {
+            &self.body_outline_px
         } else {
             &self.outline_px
         }

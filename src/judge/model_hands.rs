@@ -415,13 +415,13 @@ impl ModelHands {
             let shown: Vec<&HandObs> = f
                 .hands
                 .iter()
-                .filter(|h| !h.outline_px.is_empty())
+                .filter(|h| !h.body_outline().is_empty())
                 .collect();
             let mids: Vec<[f64; 2]> = shown
                 .iter()
                 .map(|h| {
-                    let n = h.outline_px.len() as f64;
-                    h.outline_px
+                    let n = h.body_outline().len() as f64;
+                    h.body_outline()
                         .iter()
                         .fold([0.0, 0.0], |a, p| [a[0] + p[0] / n, a[1] + p[1] / n])
                 })
@@ -583,6 +583,7 @@ mod tests {
             fingertips_px: Vec::new(),
             outline_px: Vec::new(),
             reach_outline_px: Vec::new(),
+            body_outline_px: Vec::new(),
             inside,
             reach_mm,
             contact_p: 0.0,

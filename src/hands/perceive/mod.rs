@@ -517,13 +517,14 @@ impl Perceiver {
         Ok(Sample { frame, t_s, hands })
     }
 
-    /// Whether a region's sure outline, projected onto the tatami, covers at least
-    /// `HAND_MIN_CARD_FACES` card faces of this layout.
+    /// Whether a region's outline (`HandObs::body_outline`), projected onto the tatami,
+    /// covers at least `HAND_MIN_CARD_FACES` card faces of this layout.
     fn is_hand_sized(&self, h: &HandObs) -> Result<bool, HandsError> {
-        if h.outline_px.len() < 3 {
+        let outline = h.body_outline();
+        if outline.len() < 3 {
             return Ok(false);
         }
-        let poly = self.map.to_field(&h.outline_px)?;
+        let poly = self.map.to_field(outline)?;
         let face_mm2 = self.geom.size.card_w_mm * self.geom.size.card_h_mm;
         Ok(polygon_area_mm2(&poly) >= HAND_MIN_CARD_FACES * face_mm2)
     }

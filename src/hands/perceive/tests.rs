@@ -44,6 +44,7 @@ fn hand(player: Player, hand: Hand, x: f64, y: f64, conf: f64) -> HandObs {
         fingertips_px: vec![[x + 50.0, y]],
         outline_px,
         reach_outline_px: Vec::new(),
+        body_outline_px: Vec::new(),
         inside: true,
         reach_mm: 10.0,
         contact_p: 0.0,
