@@ -49,7 +49,7 @@ const OUTLINE_MIN_LOGIT: f64 = 4.0;
 /// The hand's size (`perceive::HAND_MIN_CARD_FACES`) and where it lies for the judge's
 /// sweep are asked of the outline at logit 2 (p 0.88), the one reported before, on which
 /// they were measured: asked of the tighter outline, rulings moved where a fingertip
-/// rests on a card (docs/hands.md, "the outline at p 0.98").
+/// rests on a card (docs/hands.md, "the reach at p 0.8, the outline at p 0.98").
 const BODY_OUTLINE_LOGIT: f64 = 2.0;
 /// The field's questions (the reach into the playing area, where a hand points) and its
 /// box from run to run are answered on the outline where a cell half covered by a hand
@@ -59,7 +59,7 @@ const BODY_OUTLINE_LOGIT: f64 = 2.0;
 /// stays under the sure outline's, whose fingertips fall short. At even odds the reach
 /// came out a median 2.3 mm too far for hands within 40 mm of the line (the twelve
 /// tuning recordings 9105-9308), so `enter` came early and `leave` late; at this level
-/// 0.6 mm (docs/hands.md, "The reach's level").
+/// 0.6 mm (docs/hands.md, "the reach at p 0.8, the outline at p 0.98").
 const REACH_OUTLINE_LOGIT: f64 = 2.0 * std::f64::consts::LN_2;
 
 /// One visible hand in one frame.
@@ -76,7 +76,8 @@ pub struct HandObs {
     pub outline_px: Vec<[f64; 2]>,
     /// The outline the field and the run-to-run following work on (the reach into the
     /// playing area, where the hand points, its box): the mask's edge at
-    /// `REACH_OUTLINE_LOGIT`, which lies farther out than `outline_px` (empty: use `body_outline`).
+    /// `REACH_OUTLINE_LOGIT`, which lies farther out than `outline_px` (empty: use
+    /// `body_outline`).
     #[serde(skip)]
     pub reach_outline_px: Vec<[f64; 2]>,
     /// The outline at `BODY_OUTLINE_LOGIT` with the fingertips: the hand's size and where
