@@ -295,10 +295,9 @@ fn outline_cells<const N: usize>(
     let k = OUTLINE_UPSAMPLE as f64;
     let mut out: [Vec<[f64; 2]>; N] = std::array::from_fn(|_| Vec::new());
     for (o, level) in out.iter_mut().zip(levels) {
-        let mut bin = Mat::default();
-        imgproc::threshold(&fine, &mut bin, level, 255.0, imgproc::THRESH_BINARY)?;
+        // 255 where the upsampled logit passes the level, in one pass to 8 bits.
         let mut bin8 = Mat::default();
-        bin.convert_to(&mut bin8, core::CV_8U, 1.0, 0.0)?;
+        core::compare(&fine, &core::Scalar::all(level), &mut bin8, core::CMP_GT)?;
         let mut contours: Vector<Vector<Point>> = Vector::new();
         imgproc::find_contours(
             &bin8,
