@@ -19,8 +19,10 @@ playing area):
 Recordings: the 240 fps ones of the contact set (`--contact DIR`, default data/contact)
 and those drawn here (`--bin`, seeds 1060-1067, 1280x720, 240 fps, 8 readings). Seeds
 1000-1999 only. Writes `DATA/onset.npz`: `crops` (uint8 N x F x 72 x 72 x 3, BGR),
+`masks` (N x F x 72 x 72, the touching hand's labelled outline filled: 255 inside),
 `plates` (N x 72 x 72 x 3), `times` (N x F, s), `heights` (N x F, the middle
-fingertip's height, mm), `touch` (N, the touch's time, s), `seed` and `preset` (N).
+fingertip's height, mm), `touch` (N, the touch's time, s), `seed`, `preset` and
+`player` (N; 0 for player A, 1 for B).
 """
 
 import argparse
@@ -41,6 +43,17 @@ WINDOW = BACK_FRAMES + AHEAD_FRAMES + 1
 # (seed, preset): drawn at 1280x720, 240 fps, 8 readings.
 DRAWN = [(1060 + i, p) for i, p in enumerate(["clean", "realistic", "hard", "clean",
                                                 "realistic", "hard", "clean", "realistic"])]
+
+
+def hand_square(frame, who, shrink, cx, cy, k, side=SIDE_PX):
+    """The labelled outline of hand `who` in `frame`, filled, in the square `cut` makes
+    around (cx, cy): 255 inside, 0 outside (all 0 when the hand is not in the frame)."""
+    m = np.zeros((side, side), np.uint8)
+    h = next((h for h in frame["hands"] if (h["player"], h["hand"]) == who), None)
+    if h is not None and h.get("outline_px"):
+        p = (np.array(h["outline_px"]) * shrink - [cx, cy]) / k + side / 2
+        cv2.fillPoly(m, [np.round(p * 16).astype(np.int32)], 255, lineType=cv2.LINE_AA, shift=4)
+    return m
 
 
 def extract(rec):
@@ -64,7 +77,8 @@ def extract(rec):
         if s is None:
             continue
         jobs.append({"first": j - BACK_FRAMES, "t": t["t_s"], "mid": h["keypoints_px"]["middle"], "s": s,
-                     "who": (t["player"], t["hand"]), "crops": [], "times": [], "z": [], "plate": None})
+                     "who": (t["player"], t["hand"]), "crops": [], "masks": [], "times": [], "z": [],
+                     "plate": None})
     by_frame = {}
     for k, job in enumerate(jobs):
         for f in range(job["first"], job["first"] + WINDOW):
@@ -85,6 +99,7 @@ def extract(rec):
             if job["plate"] is None:
                 job["plate"] = cut(plate, cx, cy, kk)
             job["crops"].append(cut(img, cx, cy, kk))
+            job["masks"].append(hand_square(f, job["who"], shrink, cx, cy, kk))
             job["times"].append(f["t_s"])
             hz = next((h["keypoints_mm"]["middle"][2] for h in f["hands"] if (h["player"], h["hand"]) == job["who"]), 99.0)
             job["z"].append(hz)
@@ -100,7 +115,9 @@ def main():
     args = ap.parse_args()
     os.makedirs(os.path.join(args.data, "rec"), exist_ok=True)
     os.makedirs(os.path.join(args.data, "parts"), exist_ok=True)
-    recs = sorted(glob.glob(os.path.join(args.contact, "rec", "*-240")))
+    # Only recordings drawn whole (the simulator's `DONE` beside them).
+    recs = sorted(r for r in glob.glob(os.path.join(args.contact, "rec", "*-240"))
+                  if os.path.exists(os.path.join(r, "DONE")))
     for seed, preset in DRAWN:
         out = os.path.join(args.data, "rec", f"{preset}-{seed}-1280x720-240")
         if not os.path.exists(os.path.join(out, "DONE")):
@@ -111,7 +128,7 @@ def main():
                            check=True, stdout=subprocess.DEVNULL)
             open(os.path.join(out, "DONE"), "w").close()
         recs.append(out)
-    crops, plates, times, heights, touch, seeds, presets = [], [], [], [], [], [], []
+    crops, masks, plates, times, heights, touch, seeds, presets, players = [], [], [], [], [], [], [], [], []
     for rec in recs:
         name = os.path.basename(rec)
         preset, seed = name.split("-")[0], int(name.split("-")[1])
@@ -123,19 +140,24 @@ def main():
                      plates=np.array([j["plate"] for j in jobs], dtype=np.uint8).reshape(-1, SIDE_PX, SIDE_PX, 3),
                      times=np.array([j["times"] for j in jobs]).reshape(-1, WINDOW),
                      heights=np.array([j["z"] for j in jobs], dtype=np.float32).reshape(-1, WINDOW),
-                     touch=np.array([j["t"] for j in jobs]))
+                     masks=np.array([np.stack(j["masks"]) for j in jobs], dtype=np.uint8).reshape(-1, WINDOW, SIDE_PX, SIDE_PX),
+                     touch=np.array([j["t"] for j in jobs]),
+                     player=np.array([0 if j["who"][0] == "A" else 1 for j in jobs], dtype=np.int8))
         p = np.load(part)
         print(f"{name}: {len(p['touch'])} touches", flush=True)
         crops.append(p["crops"])
+        masks.append(p["masks"])
         plates.append(p["plates"])
         times.append(p["times"])
         heights.append(p["heights"])
         touch.append(p["touch"])
         seeds.append(np.full(len(p["touch"]), seed))
         presets.append(np.full(len(p["touch"]), PRESETS.index(preset)))
-    np.savez(os.path.join(args.data, "onset.npz"), crops=np.concatenate(crops), plates=np.concatenate(plates),
+        players.append(p["player"])
+    np.savez(os.path.join(args.data, "onset.npz"), crops=np.concatenate(crops), masks=np.concatenate(masks),
+             plates=np.concatenate(plates),
              times=np.concatenate(times), heights=np.concatenate(heights), touch=np.concatenate(touch),
-             seed=np.concatenate(seeds), preset=np.concatenate(presets))
+             seed=np.concatenate(seeds), preset=np.concatenate(presets), player=np.concatenate(players))
     n = sum(len(t) for t in touch)
     print(f"{n} touches, {n * WINDOW} frames", flush=True)
 
