@@ -131,6 +131,42 @@ fn a_killed_analysis_resumes_to_the_same_files() {
     );
     let v: serde_json::Value = serde_json::from_slice(&s.stdout).unwrap();
     assert_eq!(v["readings"], 3);
+
+    // Without its frame-time table (a recording re-encoded as a phone records has none),
+    // the frame's length comes from the video: every count the same.
+    std::fs::remove_file(rec.join("frames.csv")).unwrap();
+    let s2 = Command::new(BIN)
+        .args(["score", "--truth"])
+        .arg(&rec)
+        .arg("--out")
+        .arg(&whole)
+        .output()
+        .unwrap();
+    assert_eq!(
+        s2.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&s2.stderr)
+    );
+    let v2: serde_json::Value = serde_json::from_slice(&s2.stdout).unwrap();
+    let fps = |v: &serde_json::Value| v["counts"]["fps"].as_f64().unwrap_or(0.0);
+    assert!(
+        (fps(&v) - fps(&v2)).abs() < 0.01 && fps(&v2) > 0.0,
+        "frame rate {} from frames.csv, {} from the video",
+        fps(&v),
+        fps(&v2)
+    );
+    for k in [
+        "rulings_right",
+        "outs_true",
+        "outs_found",
+        "outs_within_one_frame",
+    ] {
+        assert_eq!(
+            v["counts"][k], v2["counts"][k],
+            "{k} differs without frames.csv"
+        );
+    }
     let _ = std::fs::remove_dir_all(&rec);
 }
 

@@ -88,20 +88,38 @@ fn take_of(r: &Ruling) -> Option<(Player, TakeHow)> {
     r.take.as_ref().map(|t| (t.player, t.how))
 }
 
-fn fps_of(dir: &Path) -> f64 {
-    let Ok(text) = std::fs::read_to_string(dir.join("frames.csv")) else {
-        return 0.0;
-    };
-    let times: Vec<f64> = text
-        .lines()
-        .skip(1)
-        .take(2)
-        .filter_map(|l| l.split(',').nth(1)?.trim().parse().ok())
-        .collect();
-    match times.as_slice() {
-        [a, b] if b > a => 1.0 / (b - a),
-        _ => 0.0,
+/// The recording's frame rate: from its frame-time table (`frames.csv`), else from its
+/// video's container (a recording re-encoded, as a phone records, has no table). Neither
+/// is an error: without a frame's length, no `out` could be counted within one frame.
+fn fps_of(dir: &Path) -> Result<f64> {
+    if let Ok(text) = std::fs::read_to_string(dir.join("frames.csv")) {
+        let times: Vec<f64> = text
+            .lines()
+            .skip(1)
+            .take(2)
+            .filter_map(|l| l.split(',').nth(1)?.trim().parse().ok())
+            .collect();
+        if let [a, b] = times.as_slice() {
+            if b > a {
+                return Ok(1.0 / (b - a));
+            }
+        }
     }
+    let video = crate::capture::find_video(dir).map_err(|_| {
+        InputError::new(
+            &dir.display().to_string(),
+            "frames.csv",
+            "no frame times and no video to take the frame rate from",
+        )
+    })?;
+    let reader = crate::capture::VideoReader::open(&video).map_err(|e| {
+        InputError::new(
+            &video.display().to_string(),
+            "frame rate",
+            format!("no frames.csv beside it and {e}"),
+        )
+    })?;
+    Ok(reader.fps)
 }
 
 /// Scores the analysis in `out_dir` against the truth in `truth_dir`.
@@ -112,7 +130,7 @@ pub fn score_dirs(truth_dir: &Path, out_dir: &Path) -> Result<Score> {
     let our_events: Vec<Event> = load_lines(&out_dir.join("events.jsonl"), None)?;
     let ours_by_seq: BTreeMap<u32, &Ruling> = ours.iter().map(|r| (r.seq, r)).collect();
     let mut s = Score {
-        fps: fps_of(truth_dir),
+        fps: fps_of(truth_dir)?,
         ..Score::default()
     };
     for t in &truth {
