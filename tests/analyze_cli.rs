@@ -30,6 +30,24 @@ fn analyze(dir: &Path, out: &Path, extra: &[&str]) -> Output {
         .unwrap()
 }
 
+/// `score --truth TRUTH --out OUT`, which must succeed: its JSON.
+fn score(truth: &Path, out: &Path) -> serde_json::Value {
+    let s = Command::new(BIN)
+        .args(["score", "--truth"])
+        .arg(truth)
+        .arg("--out")
+        .arg(out)
+        .output()
+        .unwrap();
+    assert_eq!(
+        s.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&s.stderr)
+    );
+    serde_json::from_slice(&s.stdout).unwrap()
+}
+
 fn read(p: &Path) -> Vec<u8> {
     std::fs::read(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
 }
@@ -116,39 +134,13 @@ fn a_killed_analysis_resumes_to_the_same_files() {
     }
 
     // The score reads both sides and counts every reading.
-    let s = Command::new(BIN)
-        .args(["score", "--truth"])
-        .arg(&rec)
-        .arg("--out")
-        .arg(&whole)
-        .output()
-        .unwrap();
-    assert_eq!(
-        s.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&s.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&s.stdout).unwrap();
+    let v = score(&rec, &whole);
     assert_eq!(v["readings"], 3);
 
     // Without its frame-time table (a recording re-encoded as a phone records has none),
     // the frame's length comes from the video: every count the same.
     std::fs::remove_file(rec.join("frames.csv")).unwrap();
-    let s2 = Command::new(BIN)
-        .args(["score", "--truth"])
-        .arg(&rec)
-        .arg("--out")
-        .arg(&whole)
-        .output()
-        .unwrap();
-    assert_eq!(
-        s2.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&s2.stderr)
-    );
-    let v2: serde_json::Value = serde_json::from_slice(&s2.stdout).unwrap();
+    let v2 = score(&rec, &whole);
     let fps = |v: &serde_json::Value| v["counts"]["fps"].as_f64().unwrap_or(0.0);
     assert!(
         (fps(&v) - fps(&v2)).abs() < 0.01 && fps(&v2) > 0.0,

@@ -89,8 +89,8 @@ fn take_of(r: &Ruling) -> Option<(Player, TakeHow)> {
 }
 
 /// The recording's frame rate: from its frame-time table (`frames.csv`), else from its
-/// video's container (a recording re-encoded, as a phone records, has no table). Neither
-/// is an error: without a frame's length, no `out` could be counted within one frame.
+/// video's container (a recording re-encoded, as a phone records, has no table). With
+/// neither, an error: without a frame's length, no `out` could be counted within one frame.
 fn fps_of(dir: &Path) -> Result<f64> {
     if let Ok(text) = std::fs::read_to_string(dir.join("frames.csv")) {
         let times: Vec<f64> = text
