@@ -11,7 +11,9 @@
 //! that it runs, on a 2-reading 320x180 recording.
 //!
 //! `analyze` runs as its own process (`--no-report`, the hand model) and reports its
-//! peak memory in its summary line; the machine should be otherwise idle.
+//! peak memory in its summary line; the machine should be otherwise idle. Built with
+//! `--features ort` (and `ORT_DYLIB_PATH` naming the ONNX Runtime library), each
+//! encoding is analyzed again with `--backend ort` in the same run.
 
 use karuta_referee::capture::VideoReader;
 use karuta_referee::detect::video::find_video;
@@ -101,7 +103,14 @@ fn decode_only(dir: &Path) -> (f64, f64) {
     (t0.elapsed().as_secs_f64(), last_t + 1.0 / r.fps)
 }
 
-fn analyze(dir: &Path, out: &Path) -> Measured {
+/// The engines the hand model is run with: tract, and ONNX Runtime when built in.
+const BACKENDS: &[&str] = if cfg!(feature = "ort") {
+    &["tract", "ort"]
+} else {
+    &["tract"]
+};
+
+fn analyze(dir: &Path, out: &Path, backend: &str) -> Measured {
     let (decode_wall_s, video_s) = decode_only(dir);
     let t0 = Instant::now();
     let o = Command::new(env!("CARGO_BIN_EXE_karuta-referee"))
@@ -111,6 +120,7 @@ fn analyze(dir: &Path, out: &Path) -> Measured {
         .arg("--out")
         .arg(out)
         .arg("--no-report")
+        .args(["--backend", backend])
         .output()
         .expect("analyze");
     let analyze_wall_s = t0.elapsed().as_secs_f64();
@@ -134,9 +144,9 @@ fn analyze(dir: &Path, out: &Path) -> Measured {
     }
 }
 
-fn row(name: &str, m: &Measured) {
+fn row(name: &str, backend: &str, m: &Measured) {
     println!(
-        "| {name} | {:.1} s | {:.1} s | {:.1} s | **{:.2}** | {:.1} | {:.1} s / {:.1} s | {:.0} MB |",
+        "| {name} | {backend} | {:.1} s | {:.1} s | {:.1} s | **{:.2}** | {:.1} | {:.1} s / {:.1} s | {:.0} MB |",
         m.video_s,
         m.decode_wall_s,
         m.analyze_wall_s,
@@ -167,14 +177,19 @@ fn speed(benching: bool, scratch: &Path) {
         rec.display()
     );
     println!(
-        "| encoding | video | decode only | analyze | analyze / video | analyze / decode | CPU hands / cards and judge | peak memory |"
+        "| encoding | engine | video | decode only | analyze | analyze / video | analyze / decode | CPU hands / cards and judge | peak memory |"
     );
-    println!("| --- | --- | --- | --- | --- | --- | --- | --- |");
-    let sim = analyze(&rec, &scratch.join("an-sim"));
-    row("simulator (x264, CRF)", &sim);
+    println!("| --- | --- | --- | --- | --- | --- | --- | --- | --- |");
     let phone = phone_copy(&rec, &scratch.join("phone"));
-    let ph = analyze(&phone, &scratch.join("an-phone"));
-    row("phone-like (H.264 High, 40 Mb/s)", &ph);
+    for (enc, name, dir) in [
+        ("sim", "simulator (x264, CRF)", &rec),
+        ("phone", "phone-like (H.264 High, 40 Mb/s)", &phone),
+    ] {
+        for backend in BACKENDS {
+            let m = analyze(dir, &scratch.join(format!("an-{enc}-{backend}")), backend);
+            row(name, backend, &m);
+        }
+    }
 }
 
 fn main() {
@@ -195,7 +210,7 @@ fn main() {
         for (name, readings) in [("1 minute", 9), ("5 minutes", 46)] {
             let d = scratch.join(format!("mem-{readings}"));
             draw(&d, 78, readings, (1280, 720), 240.0);
-            let m = analyze(&d, &scratch.join(format!("an-mem-{readings}")));
+            let m = analyze(&d, &scratch.join(format!("an-mem-{readings}")), "tract");
             println!(
                 "| {name} ({readings} readings) | {:.1} s | {:.2} | {:.0} MB |",
                 m.video_s,
