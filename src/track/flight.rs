@@ -41,6 +41,9 @@ pub const VELOCITY_DOUBT: f64 = 0.5;
 /// out leaves at 1-3 m/s. The search for it widens by this much a frame until its
 /// speed is known.
 pub const UNSEEN_SPEED_MAX_MM_S: f64 = 3000.0;
+/// A card's start is seen at most this many frames after its paper leaves its place (it
+/// must move `FLIGHT_START_MM` first, under a frame at the fastest).
+pub const START_SEEN_LATE_FRAMES: f64 = 2.0;
 /// A card in flight goes by its learnt speed once it has been seen this many steps
 /// apart: the first step, often between two partial sightings under the hand, can be
 /// anything (1 px a frame for a card swept out at well over 1 m/s), and a speed too low
@@ -289,6 +292,27 @@ impl CardTracker {
                     span_s = (OUT_BACK_DOUBT * back_s).clamp(1.0 / self.fps, span_s);
                 }
             }
+            // Never proven in the area, and farther from its place than a card goes in
+            // the time since its start was seen: it left under the hands covering its
+            // place (`left_unseen_from`), and the crossing may lie anywhere since. The
+            // time stays the latest it can be (a card is mostly seen soon after it sets
+            // off); its error is the whole span, and the span is marked unseen, so the
+            // ruling goes to review.
+            if f.prev_margin.is_none() {
+                if let Some(from_s) = self.left_unseen_from(i, &b, &f, t_s)? {
+                    if let Some(poem) = self.cards[i].poem {
+                        events.push(Event::new(
+                            from_s,
+                            EventKind::Unseen {
+                                from_s,
+                                to_s: t_s,
+                                what: format!("card {poem} while it left its place"),
+                            },
+                        ));
+                    }
+                    span_s = span_s.max(t_s - from_s);
+                }
+            }
             if let Some(poem) = self.cards[i].poem {
                 let mut e = Event::new(
                     t_out,
@@ -526,6 +550,28 @@ impl CardTracker {
         young.then(|| [f.last.centre_px[0] - rest[0], f.last.centre_px[1] - rest[1]])
     }
 
+    /// When card `i`, first seen wholly out at `b` (now, `t_s`) on a course never proven
+    /// in the area, lies farther from its place than a card goes (`UNSEEN_SPEED_MAX_MM_S`)
+    /// between its start seen (`START_SEEN_LATE_FRAMES` before it) and now, it set off
+    /// before that, hidden under the hands covering its place: from when its place was
+    /// first disturbed. `None` when its course fits the time, or its place was not seen
+    /// disturbed before the start.
+    fn left_unseen_from(
+        &self,
+        i: usize,
+        b: &SeenBlob,
+        f: &Flight,
+        t_s: f64,
+    ) -> Result<Option<f64>, TrackError> {
+        let c = &self.cards[i];
+        let Some(from_s) = c.disturbed_since_s.filter(|d| *d < f.start_t_s) else {
+            return Ok(None);
+        };
+        let at = self.map.point_to_field(b.centre_px)?;
+        let place = Pt::new(c.centre_mm[0], c.centre_mm[1]);
+        Ok(set_off_unseen(place, at, t_s - f.start_t_s, self.fps).then_some(from_s))
+    }
+
     /// Decoded pixels per field millimetre, near the field's centre.
     pub(super) fn px_per_mm(&self) -> f64 {
         let long_px = self
@@ -564,6 +610,14 @@ fn tips_on_paper(b: &SeenBlob, hands: &[HandSeen]) -> Result<Vec<(Player, Hand)>
 /// goes (`UNSEEN_SPEED_MAX_MM_S`): it is not that card's own.
 fn beyond_its_reach(from: Pt, paper: Pt, unseen: u32, fps: f64) -> bool {
     paper.dist_mm(from) > UNSEEN_SPEED_MAX_MM_S / fps * f64::from(unseen + 1)
+}
+
+/// Whether a card seen at `at` (field mm), `since_s` after its start was seen, lies
+/// farther from its place `place` than a card goes in that time and the
+/// `START_SEEN_LATE_FRAMES` before it, at the fastest (`UNSEEN_SPEED_MAX_MM_S`): it set
+/// off before its start was seen.
+fn set_off_unseen(place: Pt, at: Pt, since_s: f64, fps: f64) -> bool {
+    at.dist_mm(place) > UNSEEN_SPEED_MAX_MM_S * (since_s + START_SEEN_LATE_FRAMES / fps)
 }
 
 /// How far from where a flight should be its paper is looked for, and how far from its
@@ -716,6 +770,30 @@ mod tests {
         assert!(!beyond_its_reach(from, Pt::new(20.0, 0.0), 1, 240.0));
         // At 60 fps a frame is four times as long.
         assert!(!beyond_its_reach(from, Pt::new(63.0, 0.0), 1, 60.0));
+    }
+
+    #[test]
+    fn a_card_out_farther_than_it_can_have_gone_since_its_start_set_off_unseen() {
+        // 240 fps: 12.5 mm a frame at the fastest, and its start seen up to two frames
+        // late. Held-out hard-7301 reading 5: card 2, its start seen one frame before it
+        // lay wholly out, under both players' hands, 20 frames after it had crossed.
+        let place = Pt::new(0.0, 0.0);
+        let frame = 1.0 / 240.0;
+        assert!(set_off_unseen(place, Pt::new(0.0, 60.0), frame, 240.0));
+        assert!(!set_off_unseen(place, Pt::new(0.0, 35.0), frame, 240.0));
+        // Nine frames after its start, 130 mm on: it may have gone all the way since.
+        assert!(!set_off_unseen(
+            place,
+            Pt::new(130.0, 0.0),
+            9.0 * frame,
+            240.0
+        ));
+        assert!(set_off_unseen(
+            place,
+            Pt::new(150.0, 0.0),
+            9.0 * frame,
+            240.0
+        ));
     }
 
     #[test]
