@@ -23,7 +23,7 @@ use crate::capture::{self, CaptureError, ReaderOptions, VideoReader};
 use crate::detect::layout::MeasuredLayout;
 use crate::field::FieldMap;
 use crate::rules::geometry::Pt;
-use crate::rules::model::{CardRef, Event, EventKind, MatchResult, Reading};
+use crate::rules::model::{CardRef, Event, MatchResult, Reading};
 use crate::track::{CardTracker, HandSeen, TrackError, TrackerState};
 use opencv::core::Mat;
 use serde::{Deserialize, Serialize};
@@ -409,14 +409,7 @@ pub fn run(
                         } else {
                             format!("{} dropped frame(s)", g.missing)
                         };
-                        windows.add([Event::new(
-                            g.from_s,
-                            EventKind::Unseen {
-                                from_s: g.from_s,
-                                to_s: g.to_s,
-                                what,
-                            },
-                        )]);
+                        windows.add([Event::unseen(g.from_s, g.to_s, what)]);
                         continue;
                     }
                     Staged::Error(e) => return Err(e),

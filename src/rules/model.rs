@@ -345,6 +345,10 @@ impl Event {
             pressed_s: None,
         }
     }
+    /// What the camera could not see from `from_s` to `to_s`, dated when it began.
+    pub fn unseen(from_s: f64, to_s: f64, what: String) -> Self {
+        Event::new(from_s, EventKind::Unseen { from_s, to_s, what })
+    }
     /// The poem the event names, if any.
     pub fn poem(&self) -> Option<u8> {
         match &self.what {

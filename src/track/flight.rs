@@ -198,13 +198,10 @@ impl CardTracker {
             if f.unseen > LOST_FRAMES {
                 // Lost under a hand: it must be found again where it comes to rest.
                 if let Some(poem) = self.cards[i].poem {
-                    events.push(Event::new(
+                    events.push(Event::unseen(
                         f.unseen_from_s.unwrap_or(t_s),
-                        EventKind::Unseen {
-                            from_s: f.unseen_from_s.unwrap_or(t_s),
-                            to_s: t_s,
-                            what: format!("card {poem} while it moved"),
-                        },
+                        t_s,
+                        format!("card {poem} while it moved"),
                     ));
                 }
                 self.cards[i].phase = self.missing_after(&f, frame)?;
@@ -301,13 +298,10 @@ impl CardTracker {
             if f.prev_margin.is_none() {
                 if let Some(from_s) = self.left_unseen_from(i, &b, &f, t_s)? {
                     if let Some(poem) = self.cards[i].poem {
-                        events.push(Event::new(
+                        events.push(Event::unseen(
                             from_s,
-                            EventKind::Unseen {
-                                from_s,
-                                to_s: t_s,
-                                what: format!("card {poem} while it left its place"),
-                            },
+                            t_s,
+                            format!("card {poem} while it left its place"),
                         ));
                     }
                     span_s = span_s.max(t_s - from_s);

@@ -231,13 +231,10 @@ pub(super) fn out_while_unseen(
         },
     );
     out.t_err_s = t_err_s;
-    let unseen = Event::new(
+    let unseen = Event::unseen(
         from_s,
-        EventKind::Unseen {
-            from_s,
-            to_s: found_s,
-            what: format!("card {poem} while it left the playing area"),
-        },
+        found_s,
+        format!("card {poem} while it left the playing area"),
     );
     [unseen, out]
 }
