@@ -8,6 +8,7 @@ mod support;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
+use support::assert_exit_0;
 use support::sim::labelled_recording;
 
 const BIN: &str = env!("CARGO_BIN_EXE_karuta-referee");
@@ -39,12 +40,7 @@ fn score(truth: &Path, out: &Path) -> serde_json::Value {
         .arg(out)
         .output()
         .unwrap();
-    assert_eq!(
-        s.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&s.stderr)
-    );
+    assert_exit_0(&s);
     serde_json::from_slice(&s.stdout).unwrap()
 }
 
@@ -57,12 +53,7 @@ fn a_killed_analysis_resumes_to_the_same_files() {
     let rec = labelled_recording("resume", 2201, 60.0, 3);
     let whole = rec.join("whole");
     let o = analyze(&rec, &whole, &[]);
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    assert_exit_0(&o);
     let decisions = String::from_utf8_lossy(&read(&whole.join("decisions.jsonl"))).to_string();
     assert_eq!(
         decisions.lines().count(),
@@ -119,12 +110,7 @@ fn a_killed_analysis_resumes_to_the_same_files() {
     assert!(cut.join("decisions.jsonl.part").exists());
 
     let o = analyze(&rec, &cut, &["--resume"]);
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    assert_exit_0(&o);
     for f in ["decisions.jsonl", "events.jsonl", "layout.json"] {
         assert_eq!(
             read(&whole.join(f)),

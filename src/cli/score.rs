@@ -4,6 +4,7 @@
 //! by less than 20 ms, `out` times within one frame, false fouls per 100 readings, and the
 //! needs-review rate. Writes `OUT/score.json` and prints it.
 
+use crate::capture::{find_video, load_frame_times, CaptureError, VideoReader};
 use crate::cli::read_text;
 use crate::rules::model::{Event, EventKind, FoulKind, Player, Ruling, TakeHow};
 use crate::rules::InputError;
@@ -88,38 +89,38 @@ fn take_of(r: &Ruling) -> Option<(Player, TakeHow)> {
     r.take.as_ref().map(|t| (t.player, t.how))
 }
 
-/// The recording's frame rate: from its frame-time table (`frames.csv`), else from its
-/// video's container (a recording re-encoded, as a phone records, has no table). With
-/// neither, an error: without a frame's length, no `out` could be counted within one frame.
+/// The recording's frame rate: from its frame-time table (`frames.csv`, read by
+/// `capture`), else from its video's container (a recording re-encoded, as a phone
+/// records, has no table). With neither, an error: without a frame's length, no `out`
+/// could be counted within one frame.
 fn fps_of(dir: &Path) -> Result<f64> {
-    if let Ok(text) = std::fs::read_to_string(dir.join("frames.csv")) {
-        let times: Vec<f64> = text
-            .lines()
-            .skip(1)
-            .take(2)
-            .filter_map(|l| l.split(',').nth(1)?.trim().parse().ok())
-            .collect();
-        if let [a, b] = times.as_slice() {
+    let one_line = |e: CaptureError| -> anyhow::Error {
+        match e {
+            CaptureError::Input {
+                path,
+                place,
+                problem,
+            } => InputError::new(&path.display().to_string(), place, problem).into(),
+            other => anyhow::Error::new(other),
+        }
+    };
+    let csv = dir.join("frames.csv");
+    if csv.is_file() {
+        let times = load_frame_times(&csv).map_err(one_line)?;
+        if let (Some(a), Some(b)) = (times.get(0), times.get(1)) {
             if b > a {
                 return Ok(1.0 / (b - a));
             }
         }
     }
-    let video = crate::capture::find_video(dir).map_err(|_| {
+    let video = find_video(dir).map_err(|_| {
         InputError::new(
             &dir.display().to_string(),
             "frames.csv",
             "no frame times and no video to take the frame rate from",
         )
     })?;
-    let reader = crate::capture::VideoReader::open(&video).map_err(|e| {
-        InputError::new(
-            &video.display().to_string(),
-            "frame rate",
-            format!("no frames.csv beside it and {e}"),
-        )
-    })?;
-    Ok(reader.fps)
+    Ok(VideoReader::open(&video).map_err(one_line)?.fps)
 }
 
 /// Scores the analysis in `out_dir` against the truth in `truth_dir`.

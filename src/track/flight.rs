@@ -181,7 +181,7 @@ impl CardTracker {
             // card lost under the hand for longer may have been slid over its row-mate.)
             let from = self.map.point_to_field(f.last.centre_px)?;
             let paper = self.map.point_to_field(b.centre_px)?;
-            if let Some(j) = beyond_its_reach(from, paper, f.unseen, self.fps)
+            if let Some(j) = beyond_its_reach(from, paper, f64::from(f.unseen + 1) / self.fps)
                 .then(|| self.pushed_on_from(i, from, paper, bgr))
                 .transpose()?
                 .flatten()
@@ -563,7 +563,8 @@ impl CardTracker {
         };
         let at = self.map.point_to_field(b.centre_px)?;
         let place = Pt::new(c.centre_mm[0], c.centre_mm[1]);
-        Ok(set_off_unseen(place, at, t_s - f.start_t_s, self.fps).then_some(from_s))
+        let within_s = t_s - f.start_t_s + START_SEEN_LATE_FRAMES / self.fps;
+        Ok(beyond_its_reach(place, at, within_s).then_some(from_s))
     }
 
     /// Decoded pixels per field millimetre, near the field's centre.
@@ -599,19 +600,11 @@ fn tips_on_paper(b: &SeenBlob, hands: &[HandSeen]) -> Result<Vec<(Player, Hand)>
     Ok(on)
 }
 
-/// Whether paper at `paper` lies farther from a card's last sighting `from` (field mm)
-/// than the card can have gone in the `unseen + 1` frames since, at the fastest a card
-/// goes (`UNSEEN_SPEED_MAX_MM_S`): it is not that card's own.
-fn beyond_its_reach(from: Pt, paper: Pt, unseen: u32, fps: f64) -> bool {
-    paper.dist_mm(from) > UNSEEN_SPEED_MAX_MM_S / fps * f64::from(unseen + 1)
-}
-
-/// Whether a card seen at `at` (field mm), `since_s` after its start was seen, lies
-/// farther from its place `place` than a card goes in that time and the
-/// `START_SEEN_LATE_FRAMES` before it, at the fastest (`UNSEEN_SPEED_MAX_MM_S`): it set
-/// off before its start was seen.
-fn set_off_unseen(place: Pt, at: Pt, since_s: f64, fps: f64) -> bool {
-    at.dist_mm(place) > UNSEEN_SPEED_MAX_MM_S * (since_s + START_SEEN_LATE_FRAMES / fps)
+/// Whether paper at `paper` lies farther from `from` (field mm) than a card goes in
+/// `within_s`, at the fastest a card goes (`UNSEEN_SPEED_MAX_MM_S`): paper beyond a card's
+/// last sighting is not its own; a card beyond its place set off earlier than that.
+fn beyond_its_reach(from: Pt, paper: Pt, within_s: f64) -> bool {
+    paper.dist_mm(from) > UNSEEN_SPEED_MAX_MM_S * within_s
 }
 
 /// How far from where a flight should be its paper is looked for, and how far from its
@@ -759,11 +752,11 @@ mod tests {
         // it struck; a card lost under a hand for 8 frames and seen 62 mm on had slid
         // over its row-mate.
         let from = Pt::new(0.0, 0.0);
-        assert!(beyond_its_reach(from, Pt::new(63.0, 0.0), 1, 240.0));
-        assert!(!beyond_its_reach(from, Pt::new(62.0, 0.0), 7, 240.0));
-        assert!(!beyond_its_reach(from, Pt::new(20.0, 0.0), 1, 240.0));
+        assert!(beyond_its_reach(from, Pt::new(63.0, 0.0), 2.0 / 240.0));
+        assert!(!beyond_its_reach(from, Pt::new(62.0, 0.0), 8.0 / 240.0));
+        assert!(!beyond_its_reach(from, Pt::new(20.0, 0.0), 2.0 / 240.0));
         // At 60 fps a frame is four times as long.
-        assert!(!beyond_its_reach(from, Pt::new(63.0, 0.0), 1, 60.0));
+        assert!(!beyond_its_reach(from, Pt::new(63.0, 0.0), 2.0 / 60.0));
     }
 
     #[test]
@@ -772,22 +765,12 @@ mod tests {
         // late. Held-out hard-7301 reading 5: card 2, its start seen one frame before it
         // lay wholly out, under both players' hands, 20 frames after it had crossed.
         let place = Pt::new(0.0, 0.0);
-        let frame = 1.0 / 240.0;
-        assert!(set_off_unseen(place, Pt::new(0.0, 60.0), frame, 240.0));
-        assert!(!set_off_unseen(place, Pt::new(0.0, 35.0), frame, 240.0));
+        let within = |frames: f64| (frames + START_SEEN_LATE_FRAMES) / 240.0;
+        assert!(beyond_its_reach(place, Pt::new(0.0, 60.0), within(1.0)));
+        assert!(!beyond_its_reach(place, Pt::new(0.0, 35.0), within(1.0)));
         // Nine frames after its start, 130 mm on: it may have gone all the way since.
-        assert!(!set_off_unseen(
-            place,
-            Pt::new(130.0, 0.0),
-            9.0 * frame,
-            240.0
-        ));
-        assert!(set_off_unseen(
-            place,
-            Pt::new(150.0, 0.0),
-            9.0 * frame,
-            240.0
-        ));
+        assert!(!beyond_its_reach(place, Pt::new(130.0, 0.0), within(9.0)));
+        assert!(beyond_its_reach(place, Pt::new(150.0, 0.0), within(9.0)));
     }
 
     #[test]

@@ -51,11 +51,6 @@ pub fn analyze_with_labels(rec: &Path) -> PathBuf {
         .args(["--hands-labels", "--no-report"])
         .output()
         .unwrap();
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    super::assert_exit_0(&o);
     out
 }
