@@ -53,6 +53,10 @@ pub struct PerceiveSummary {
     pub contact_runs: usize,
     pub contact_ms_per_frame: f64,
     pub cpu_ms_per_frame: f64,
+    /// Touches the onset network was run over, and those it saw the finger land for
+    /// (the share that lets it drop a touch it saw no finger land for).
+    pub onset_tried: usize,
+    pub onset_landed: usize,
 }
 
 /// The layout and calibration of a recording: its own files, or measured from the video.
@@ -186,6 +190,8 @@ pub fn perceive(
         contact_runs: st.contact_runs,
         contact_ms_per_frame: st.contact_s * 1000.0 / st.frames.max(1) as f64,
         cpu_ms_per_frame: (cpu_s() - c0) * 1000.0 / st.frames.max(1) as f64,
+        onset_tried: st.onset_tried,
+        onset_landed: st.onset_landed,
     };
     writeln!(out, "{}", serde_json::to_string(&s)?)?;
     Ok(s)

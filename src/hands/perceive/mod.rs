@@ -119,6 +119,10 @@ pub struct PerceiveStats {
     /// Fingertips the contact network looked at, and its time.
     pub contact_runs: usize,
     pub contact_s: f64,
+    /// Touches the onset network was run over, and of them those it saw the finger land
+    /// for (`timing::onset_proven`).
+    pub onset_tried: usize,
+    pub onset_landed: usize,
 }
 
 /// What one pushed frame produced: the frames the network ran on (in frame order, those
