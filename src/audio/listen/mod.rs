@@ -287,7 +287,8 @@ pub fn heard_readings(
             continue;
         }
         // The first speech after a kami-no-ku is its shimo-no-ku: it opens a new verse only
-        // when it opens as one (a held kana) and its sound names a poem.
+        // when it opens as one (a held kana) and its sound names a poem, or, where the
+        // shimo-no-ku may have been heard already, when its sound names a poem.
         let shimo_place = out.last().is_some_and(|_| {
             !verse_runs.iter().chain(held_runs.iter()).any(|r| {
                 r.0 >= busy_until + frames_of(0.12)
@@ -307,7 +308,12 @@ pub fn heard_readings(
         // speech that plainly does not open with a held kana is taken for the shimo-no-ku.
         let shimo_due = shimo_place && last_inner_gap < frames_of(SHIMO_HEARD_GAP_S);
         let flux_max = if shimo_due { HELD_FLUX_MAX } else { 1.0 };
-        if shimo_place && ratio >= flux_max {
+        // Where the shimo-no-ku is due, speech that does not open held is it. Where the
+        // pause inside the last verse may have been the shimo-no-ku already, speech that
+        // does not plainly open held (a held kana some voices draw out with a moving
+        // spectrum) opens a verse only when its sound names a poem (below).
+        let opens_unheld = shimo_place && ratio >= flux_max;
+        if opens_unheld && shimo_due {
             continue;
         }
         let start = first_sound(&tr, start_voiced, frames_of(CONSONANT_BACK_S));
@@ -322,7 +328,7 @@ pub fn heard_readings(
             start_s: kami_start_s,
         };
         let named = name_poem(&verse, templates, &pool);
-        if shimo_due && named.poem.is_none() {
+        if (shimo_due || opens_unheld) && named.poem.is_none() {
             continue;
         }
         if let Some(p) = named.poem {
