@@ -2,9 +2,12 @@
 //! real reader's pace, then the timeline heard back from the sound track alone and
 //! compared with the truth; a video without sound and a silent one refused with exit 2.
 
+mod support;
+
 use karuta_referee::audio::{self, timeline::tournament_timeline, DubOptions, NoiseLevel};
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use support::assert_exit_0;
 
 fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_karuta-referee"))
@@ -126,11 +129,7 @@ fn a_reading_opening_where_a_shimo_no_ku_may_stand_is_heard_when_it_names_a_poem
         .arg(&rec)
         .output()
         .unwrap();
-    assert!(
-        sim.status.success(),
-        "{}",
-        String::from_utf8_lossy(&sim.stderr)
-    );
+    assert_exit_0(&sim);
     let dub = bin()
         .arg("dub")
         .arg(&rec)
@@ -148,11 +147,7 @@ fn a_reading_opening_where_a_shimo_no_ku_may_stand_is_heard_when_it_names_a_poem
         .arg(cache())
         .output()
         .unwrap();
-    assert!(
-        dub.status.success(),
-        "{}",
-        String::from_utf8_lossy(&dub.stderr)
-    );
+    assert_exit_0(&dub);
     let heard = audio::readings_from_video(&dubbed.join("video.mp4")).unwrap();
     let truth: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dubbed.join("sound_truth.json")).unwrap())

@@ -144,7 +144,7 @@ impl Voice {
                 pitch,
                 speed_wpm,
             } => {
-                let wav = self.cache_dir.join(format!("{stem}.wav"));
+                let wav = self.cache_dir.join(format!("{stem}.{}.wav", unique_tag()));
                 let out = Command::new("espeak-ng")
                     .args([
                         "-v",
@@ -193,9 +193,23 @@ impl Voice {
         for s in &samples {
             bytes.extend_from_slice(&s.to_le_bytes());
         }
-        std::fs::write(&cached, bytes).map_err(|e| AudioError::io(&cached, e))?;
+        // Written whole under a name of its own, then renamed: another process making
+        // the same clip at once (two `dub`s, or tests run in parallel) never reads a
+        // clip half written, nor loses the espeak-ng file it is about to read.
+        let part = self
+            .cache_dir
+            .join(format!("{stem}.f32.{}.part", unique_tag()));
+        std::fs::write(&part, bytes).map_err(|e| AudioError::io(&part, e))?;
+        std::fs::rename(&part, &cached).map_err(|e| AudioError::io(&cached, e))?;
         Ok(samples)
     }
+}
+
+/// A tag no other clip being made at the same time has: the process and a counter.
+fn unique_tag() -> String {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    format!("{}-{n}", std::process::id())
 }
 
 pub fn rms(x: &[f32]) -> f32 {
