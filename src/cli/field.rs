@@ -2,7 +2,7 @@
 //! (the field frame from corner markers or card quads). File access and messages only; the
 //! work is in `crate::field`.
 
-use crate::cli::read_text;
+use crate::cli::{capture_error, read_text};
 use crate::field::charuco::{self, Board, BoardSpec, MAX_VIDEO_VIEWS};
 use crate::field::{self, Calibration, CardQuad, FieldError, Intrinsics, Registration};
 use crate::rules::model::FieldSize;
@@ -137,10 +137,7 @@ fn video_frames(path: &Path) -> Result<Vec<Mat>> {
     };
     let frames = crate::capture::VideoReader::open(path)
         .and_then(|mut v| v.spread_frames(MAX_VIDEO_VIEWS))
-        .map_err(|e| match e {
-            crate::capture::CaptureError::OpenCv(cv) => anyhow::Error::new(cv),
-            other => bad(other.problem()),
-        })?;
+        .map_err(capture_error)?;
     if frames.is_empty() {
         return Err(bad("holds no readable frames".into()));
     }

@@ -36,6 +36,20 @@ pub fn error_line(err: &anyhow::Error) -> String {
     }
 }
 
+/// A capture error as the binary reports it: the input's fault (a video or frames.csv
+/// that cannot be read) as one line naming its file, place and problem (exit status 2);
+/// an OpenCV failure as it is.
+pub fn capture_error(e: crate::capture::CaptureError) -> anyhow::Error {
+    match e {
+        crate::capture::CaptureError::Input {
+            path,
+            place,
+            problem,
+        } => InputError::new(&path.display().to_string(), place, problem).into(),
+        other => anyhow::Error::new(other),
+    }
+}
+
 /// Reads a text file; a missing or unreadable file is bad input.
 pub fn read_text(path: &Path) -> Result<String> {
     std::fs::read_to_string(path).map_err(|e| {

@@ -4,8 +4,8 @@
 //! by less than 20 ms, `out` times within one frame, false fouls per 100 readings, and the
 //! needs-review rate. Writes `OUT/score.json` and prints it.
 
-use crate::capture::{find_video, load_frame_times, CaptureError, VideoReader};
-use crate::cli::read_text;
+use crate::capture::{find_video, load_frame_times, VideoReader};
+use crate::cli::{capture_error, read_text};
 use crate::rules::model::{Event, EventKind, FoulKind, Player, Ruling, TakeHow};
 use crate::rules::InputError;
 use anyhow::{Context, Result};
@@ -94,19 +94,9 @@ fn take_of(r: &Ruling) -> Option<(Player, TakeHow)> {
 /// records, has no table). With neither, an error: without a frame's length, no `out`
 /// could be counted within one frame.
 fn fps_of(dir: &Path) -> Result<f64> {
-    let one_line = |e: CaptureError| -> anyhow::Error {
-        match e {
-            CaptureError::Input {
-                path,
-                place,
-                problem,
-            } => InputError::new(&path.display().to_string(), place, problem).into(),
-            other => anyhow::Error::new(other),
-        }
-    };
     let csv = dir.join("frames.csv");
     if csv.is_file() {
-        let times = load_frame_times(&csv).map_err(one_line)?;
+        let times = load_frame_times(&csv).map_err(capture_error)?;
         if let (Some(a), Some(b)) = (times.get(0), times.get(1)) {
             if b > a {
                 return Ok(1.0 / (b - a));
@@ -120,7 +110,7 @@ fn fps_of(dir: &Path) -> Result<f64> {
             "no frame times and no video to take the frame rate from",
         )
     })?;
-    Ok(VideoReader::open(&video).map_err(one_line)?.fps)
+    Ok(VideoReader::open(&video).map_err(capture_error)?.fps)
 }
 
 /// Scores the analysis in `out_dir` against the truth in `truth_dir`.
