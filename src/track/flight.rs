@@ -25,7 +25,7 @@ use std::collections::VecDeque;
 /// and so its centre, shifts by a pixel or two from one frame to the next.
 pub const SETTLE_DRIFT_MM: f64 = 3.0;
 /// Frames a moving card whose whole face does not show must lie still before it is
-/// handed to the card search.
+/// handed to the card search (one whose face shows whole in that frame goes on settling).
 pub const PARTIAL_REST_FRAMES: u32 = 2 * SETTLE_FRAMES;
 /// A blob of at least this share of a face's area shows the whole card (ink and blur
 /// take the rest).
@@ -341,14 +341,34 @@ impl CardTracker {
         f.last = b;
         if f.settled >= SETTLE_FRAMES {
             self.settle(i, frame, t_s, bgr, f, events)?;
-        } else if f.still >= PARTIAL_REST_FRAMES {
-            // At rest, but its paper never shows whole (it lies partly where another card
-            // lay, or a hand stays on it): the card search finds and names it there.
-            self.cards[i].phase = self.missing_after(&f, frame)?;
+        } else if f.still >= PARTIAL_REST_FRAMES && !full {
+            // At rest, but its paper does not show whole (it lies partly where another
+            // card lay, or a hand stays on it): the card search finds and names it there,
+            // and until then it lies where it came to rest, for the fingertips to press.
+            // One whose whole face shows now is settling: the hand that sent it has just
+            // let go, and it is placed once its face has shown for `SETTLE_FRAMES` (handed
+            // to the search then, the hand of the player it was sent to, which often
+            // comes at once to straighten it, hid it until the search found it, and the
+            // touches of that hand met no card there; docs/analyze.md).
+            let mut missing = self.missing_after(&f, frame)?;
+            if let Phase::Missing { rest_mm, .. } = &mut missing {
+                *rest_mm = self.rest_of(&f)?;
+            }
+            self.cards[i].phase = missing;
         } else {
             self.cards[i].phase = Phase::Moving(f);
         }
         Ok(())
+    }
+
+    /// Where a card lying still since its flight `f` stopped rests: the centre of its
+    /// fullest view since (field mm) and its angle.
+    fn rest_of(&self, f: &Flight) -> Result<Option<([f64; 2], f64)>, TrackError> {
+        let Some(s) = &f.stopped else {
+            return Ok(None);
+        };
+        let c = self.map.point_to_field(s.centre_px)?;
+        Ok(Some(([c.x_mm, c.y_mm], f.angle_deg)))
     }
 
     /// A card set moving by another card has a fingertip of `player`'s `hand` on its
@@ -532,6 +552,7 @@ impl CardTracker {
             given_up: false,
             lost_at_px: Some(f.last.centre_px),
             left: Some(self.left_of(f)?),
+            rest_mm: None,
         })
     }
 

@@ -188,6 +188,10 @@ enum Phase {
         /// playing area, it went `out` while unseen.
         #[serde(default)]
         left: Option<Left>,
+        /// Where it came to rest (centre, field mm, and angle), when it was handed to the
+        /// search lying still with its face partly hidden: it lies there until found.
+        #[serde(default)]
+        rest_mm: Option<([f64; 2], f64)>,
     },
     /// Wholly outside the playing area, followed (without events) until it lies still,
     /// so that its paper there is not taken for another card's.
@@ -259,6 +263,24 @@ pub struct CardTracker {
     held_touches: Vec<HeldTouch>,
     /// The presses seen in the last `PRESSES_SHARED_S`, the oldest first.
     presses: VecDeque<Press>,
+}
+
+impl Card {
+    /// Where the card lies still (centre, field mm, and angle), as far as its phase
+    /// tells: in its place, or where it came to rest when it was handed to the search
+    /// with its face partly hidden (a hand over it; a fingertip there presses it). A card
+    /// in flight, lost in flight, searched for in vain or out lies nowhere known.
+    fn rests_at(&self) -> Option<([f64; 2], f64)> {
+        match &self.phase {
+            Phase::Resting => Some((self.centre_mm, self.angle_deg)),
+            Phase::Missing {
+                rest_mm: Some(r),
+                given_up: false,
+                ..
+            } => Some(*r),
+            _ => None,
+        }
+    }
 }
 
 fn centre_px(q: &QuadPx) -> [f64; 2] {
@@ -353,12 +375,14 @@ impl CardTracker {
         for (i, c) in self.cards.iter().enumerate() {
             let card = self.card_ref(i);
             let (centre, angle) = match &c.phase {
-                Phase::Resting => (c.centre_mm, c.angle_deg),
                 Phase::Moving(f) => {
                     let p = self.map.point_to_field(f.last.centre_px)?;
                     ([p.x_mm, p.y_mm], f.angle_deg)
                 }
-                Phase::Missing { .. } | Phase::Leaving(_) | Phase::Out => continue,
+                _ => match c.rests_at() {
+                    Some(r) => r,
+                    None => continue,
+                },
             };
             v.push((
                 card,
@@ -522,6 +546,7 @@ impl CardTracker {
                                 hand,
                                 lost: None,
                             }),
+                            rest_mm: None,
                         };
                     }
                 }
@@ -585,5 +610,45 @@ impl CardTracker {
             .map(|h| h.event.t_s)
             .fold(t_s, f64::min);
         self.searching.as_ref().map_or(held, |s| s.t_s.min(held))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_card_handed_to_the_search_where_it_came_to_rest_lies_there_until_given_up() {
+        let card = |phase| Card {
+            poem: Some(14),
+            owner: Player::B,
+            rest_px: [[0.0; 2]; 4],
+            centre_mm: [293.0, -134.0],
+            angle_deg: 0.0,
+            phase,
+            disturbed_since_s: None,
+            pushed_by: None,
+            pusher: None,
+            bare_frames: 0,
+        };
+        let missing = |given_up, rest_mm| Phase::Missing {
+            since_frame: 8904,
+            given_up,
+            lost_at_px: Some([640.0, 200.0]),
+            left: None,
+            rest_mm,
+        };
+        assert_eq!(
+            card(Phase::Resting).rests_at(),
+            Some(([293.0, -134.0], 0.0))
+        );
+        // Sent into B's territory, at rest under the receiver's hand: it lies where it
+        // stopped, not in the place it was laid out in.
+        let rest = Some(([43.0, 134.5], 2.0));
+        assert_eq!(card(missing(false, rest)).rests_at(), rest);
+        // Searched for in vain, lost in flight, or gone out: nowhere known.
+        assert_eq!(card(missing(true, rest)).rests_at(), None);
+        assert_eq!(card(missing(false, None)).rests_at(), None);
+        assert_eq!(card(Phase::Out).rests_at(), None);
     }
 }

@@ -182,6 +182,7 @@ impl CardTracker {
                 since_frame,
                 lost_at_px,
                 ref left,
+                rest_mm,
                 ..
             } = self.cards[i].phase
             {
@@ -191,6 +192,7 @@ impl CardTracker {
                     given_up: gone_s >= SEARCH_FOR_S,
                     lost_at_px,
                     left: left.clone(),
+                    rest_mm,
                 };
             }
         }

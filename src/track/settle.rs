@@ -33,6 +33,7 @@ impl CardTracker {
                 given_up: false,
                 lost_at_px: None,
                 left: None,
+                rest_mm: None,
             };
             return Ok(());
         };
@@ -94,6 +95,7 @@ impl CardTracker {
                     given_up: true,
                     lost_at_px: None,
                     left: None,
+                    rest_mm: None,
                 }
             };
             return Ok(());

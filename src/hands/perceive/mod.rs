@@ -28,7 +28,7 @@ pub use self::fingers::{
     dist_to_quad, finger_ends, polygon_area_mm2, tips_to_look_at, CONTACT_NEAR_CARD_MM,
     FINGER_HALF_WIDTH_MM,
 };
-pub use self::identity::{keep_identity, pointing_player, side_player};
+pub use self::identity::{edge_player, keep_identity, on_frame_edge, pointing_player, side_player};
 pub use self::press::{CONTACT_BEFORE_S, CONTACT_CARD_RADIUS_MM};
 use self::timing::Untimed;
 pub use self::timing::{
@@ -505,7 +505,7 @@ impl Perceiver {
         let mut hands = Vec::with_capacity(found.len());
         let mut pointed = Vec::with_capacity(found.len());
         for mut h in found {
-            let p = self.place(&mut h, crop)?;
+            let p = self.place(&mut h, crop, small.frame_px, 1.0 / small.scale)?;
             if h.inside && !self.is_hand_sized(&h)? {
                 continue;
             }
@@ -534,12 +534,16 @@ impl Perceiver {
     }
 
     /// Inside, reach, lead and the card pressed, from the field; the player from the side
-    /// of the field the region lies on wholly, or else from where the hand points, when
-    /// that is clear (returned then).
+    /// of the field the region lies on wholly, or else from the frame's edge its arm is
+    /// cut by, or else from where the hand points, when that is clear (returned then).
+    /// `frame_px` is the frame's size, and the outline's points within `edge_tol_px` of
+    /// its edge (a pixel of the network's map) lie on it.
     fn place(
         &mut self,
         h: &mut HandObs,
         crop: Option<(&CropSource, &CropSource)>,
+        frame_px: [f64; 2],
+        edge_tol_px: f64,
     ) -> Result<Option<Player>, HandsError> {
         // The outline in the field, projected once for the pointing and the reach: the
         // mask's edge at the reach's level where the decoder gives it (docs/hands.md).
@@ -560,6 +564,15 @@ impl Perceiver {
         if let (Some(poly), false) = (&poly, tips.is_empty()) {
             pointed = pointing_player(poly, &tips);
             tips_out = finger_ends(poly, &tips);
+        }
+        // A region cut by the frame's edge past one player's edge of the playing area
+        // is that player's arm, whichever way it seems to point (`edge_player`).
+        let edge = on_frame_edge(h.body_outline(), frame_px, edge_tol_px);
+        if !edge.is_empty() {
+            let edge_mm = self.map.to_field(&edge)?;
+            if let Some(p) = edge_player(&edge_mm, area.y0_mm, area.y1_mm) {
+                pointed = Some(p);
+            }
         }
         // A region lying wholly past one player's edge of the playing area is that
         // player's, whichever way it seems to point (a hand cut by the frame's edge

@@ -230,6 +230,36 @@ fn a_region_wholly_past_a_players_edge_of_the_area_is_that_players() {
 }
 
 #[test]
+fn a_region_cut_by_the_frames_edge_past_a_players_edge_of_the_area_is_that_players_arm() {
+    let geom = FieldGeometry::new(crate::rules::model::FieldSize::default());
+    let area = geom.playing_area();
+    let (y0, y1) = (area.y0_mm, area.y1_mm);
+    // A 1280 x 720 frame: an arm cut by its bottom edge, and a hand wholly inside it.
+    let arm = [
+        [470.0, 560.0],
+        [520.0, 600.0],
+        [530.0, 720.0],
+        [480.0, 719.0],
+    ];
+    let edge = on_frame_edge(&arm, [1280.0, 720.0], 4.0);
+    assert_eq!(edge, vec![[530.0, 720.0], [480.0, 719.0]]);
+    let inner = [[470.0, 560.0], [520.0, 600.0], [530.0, 700.0]];
+    assert!(on_frame_edge(&inner, [1280.0, 720.0], 4.0).is_empty());
+    // The bottom edge projects past A's edge of the area (A sits at negative y): A's,
+    // whichever way its fingertips seem to point; the top edge, past B's: B's.
+    let at = |y: f64| vec![Pt::new(-170.0, y), Pt::new(-120.0, y)];
+    assert_eq!(edge_player(&at(y0 - 130.0), y0, y1), Some(Player::A));
+    assert_eq!(edge_player(&at(y1 + 95.0), y0, y1), Some(Player::B));
+    // A frame's side edge beside the area, a frame framing the field tightly (its edge
+    // over the area), an arm cut on both sides, or none cut: the edge does not tell.
+    assert_eq!(edge_player(&at(0.0), y0, y1), None);
+    assert_eq!(edge_player(&at(y0 + 10.0), y0, y1), None);
+    let both = [at(y0 - 130.0), at(y1 + 95.0)].concat();
+    assert_eq!(edge_player(&both, y0, y1), None);
+    assert_eq!(edge_player(&[], y0, y1), None);
+}
+
+#[test]
 fn a_hand_pressing_a_card_again_within_half_a_second_is_still_handling_it() {
     use super::events::{PressedCards, CARD_REPRESS_S};
     let (a, b) = ((Player::A, Hand::Right), (Player::B, Hand::Right));
