@@ -1,8 +1,8 @@
 //! Which player and hand a region is, kept from run to run: a region matched to the
 //! hand it overlaps or lies nearest in the run before (`keep_identity`), and where a hand
 //! points (from its wrist to its fingertips), which outranks that (`pointing_player`),
-//! and the frame's edge its arm is cut by, or the side of the field it lies on wholly,
-//! which outrank both (`edge_player`, `side_player`).
+//! and the side of the field its arm is cut off by the frame's edge on, or the side it
+//! lies on wholly, which outrank both (`on_frame_edge`, `side_player`).
 //!
 //! Reads hand observations only.
 
@@ -171,27 +171,15 @@ pub fn side_player(outline_mm: &[Pt], area_y0_mm: f64, area_y1_mm: f64) -> Optio
     }
 }
 
-/// The player whose arm a region is cut off by the frame's edge on that player's side:
-/// its points on the frame's edge (`edge_mm`, projected onto the tatami) all lie past one
-/// player's edge of the playing area (A's at negative y, B's at positive y). The arm
-/// comes in from its owner's shoulder, and the other player cannot reach across the
-/// whole field to the frame's edge beyond it; a hand whose fingertips were found at
-/// its wrist's end (where the frame's edge cuts the arm) points the wrong way, and its
-/// edge tells the player all the same. `None` when no point lies on the frame's edge
-/// or they lie on both sides or over the area (a camera framing the field tightly).
-pub fn edge_player(edge_mm: &[Pt], area_y0_mm: f64, area_y1_mm: f64) -> Option<Player> {
-    if edge_mm.is_empty() {
-        None
-    } else if edge_mm.iter().all(|p| p.y_mm < area_y0_mm) {
-        Some(Player::A)
-    } else if edge_mm.iter().all(|p| p.y_mm > area_y1_mm) {
-        Some(Player::B)
-    } else {
-        None
-    }
-}
-
-/// The points of outline `px` on the edge of a frame of `frame_px` (within `tol_px`).
+/// The points of outline `px` on the edge of a frame of `frame_px` (within `tol_px`):
+/// where the frame's edge cuts a region off. Projected onto the tatami and all past one
+/// player's edge of the playing area (`side_player` of them), the region is that
+/// player's arm: it comes in from its owner's shoulder, and the other player cannot
+/// reach across the whole field to the frame's edge beyond it. A hand whose fingertips
+/// were found at its wrist's end, where the frame's edge cuts the arm, points the wrong
+/// way, and its edge tells the player all the same. Where the frame's edge lies over the
+/// area (a camera framing the field tightly), or the region is cut on both sides, it
+/// does not tell.
 pub fn on_frame_edge(px: &[[f64; 2]], frame_px: [f64; 2], tol_px: f64) -> Vec<[f64; 2]> {
     px.iter()
         .copied()

@@ -28,7 +28,7 @@ pub use self::fingers::{
     dist_to_quad, finger_ends, polygon_area_mm2, tips_to_look_at, CONTACT_NEAR_CARD_MM,
     FINGER_HALF_WIDTH_MM,
 };
-pub use self::identity::{edge_player, keep_identity, on_frame_edge, pointing_player, side_player};
+pub use self::identity::{keep_identity, on_frame_edge, pointing_player, side_player};
 pub use self::press::{CONTACT_BEFORE_S, CONTACT_CARD_RADIUS_MM};
 use self::timing::Untimed;
 pub use self::timing::{
@@ -566,11 +566,11 @@ impl Perceiver {
             tips_out = finger_ends(poly, &tips);
         }
         // A region cut by the frame's edge past one player's edge of the playing area
-        // is that player's arm, whichever way it seems to point (`edge_player`).
+        // is that player's arm, whichever way it seems to point (`on_frame_edge`).
         let edge = on_frame_edge(h.body_outline(), frame_px, edge_tol_px);
         if !edge.is_empty() {
             let edge_mm = self.map.to_field(&edge)?;
-            if let Some(p) = edge_player(&edge_mm, area.y0_mm, area.y1_mm) {
+            if let Some(p) = side_player(&edge_mm, area.y0_mm, area.y1_mm) {
                 pointed = Some(p);
             }
         }

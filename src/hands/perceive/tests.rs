@@ -248,15 +248,15 @@ fn a_region_cut_by_the_frames_edge_past_a_players_edge_of_the_area_is_that_playe
     // The bottom edge projects past A's edge of the area (A sits at negative y): A's,
     // whichever way its fingertips seem to point; the top edge, past B's: B's.
     let at = |y: f64| vec![Pt::new(-170.0, y), Pt::new(-120.0, y)];
-    assert_eq!(edge_player(&at(y0 - 130.0), y0, y1), Some(Player::A));
-    assert_eq!(edge_player(&at(y1 + 95.0), y0, y1), Some(Player::B));
+    assert_eq!(side_player(&at(y0 - 130.0), y0, y1), Some(Player::A));
+    assert_eq!(side_player(&at(y1 + 95.0), y0, y1), Some(Player::B));
     // A frame's side edge beside the area, a frame framing the field tightly (its edge
     // over the area), an arm cut on both sides, or none cut: the edge does not tell.
-    assert_eq!(edge_player(&at(0.0), y0, y1), None);
-    assert_eq!(edge_player(&at(y0 + 10.0), y0, y1), None);
+    assert_eq!(side_player(&at(0.0), y0, y1), None);
+    assert_eq!(side_player(&at(y0 + 10.0), y0, y1), None);
     let both = [at(y0 - 130.0), at(y1 + 95.0)].concat();
-    assert_eq!(edge_player(&both, y0, y1), None);
-    assert_eq!(edge_player(&[], y0, y1), None);
+    assert_eq!(side_player(&both, y0, y1), None);
+    assert_eq!(side_player(&[], y0, y1), None);
 }
 
 #[test]
