@@ -204,7 +204,7 @@ impl CardTracker {
                         format!("card {poem} while it moved"),
                     ));
                 }
-                self.cards[i].phase = self.missing_after(&f, frame)?;
+                self.cards[i].phase = self.missing_after(&f, frame, false)?;
             } else {
                 self.cards[i].phase = Phase::Moving(f);
             }
@@ -345,16 +345,11 @@ impl CardTracker {
             // At rest, but its paper does not show whole (it lies partly where another
             // card lay, or a hand stays on it): the card search finds and names it there,
             // and until then it lies where it came to rest, for the fingertips to press.
-            // One whose whole face shows now is settling: the hand that sent it has just
-            // let go, and it is placed once its face has shown for `SETTLE_FRAMES` (handed
-            // to the search then, the hand of the player it was sent to, which often
-            // comes at once to straighten it, hid it until the search found it, and the
-            // touches of that hand met no card there; docs/analyze.md).
-            let mut missing = self.missing_after(&f, frame)?;
-            if let Phase::Missing { rest_mm, .. } = &mut missing {
-                *rest_mm = self.rest_of(&f)?;
-            }
-            self.cards[i].phase = missing;
+            // One whose whole face shows now goes on settling: a card sent, whose sender
+            // has just let go, was handed over a few frames before it would be placed,
+            // and the receiver's hand, come at once to straighten it, then hid it from
+            // the search while its touches met no card there (docs/analyze.md).
+            self.cards[i].phase = self.missing_after(&f, frame, true)?;
         } else {
             self.cards[i].phase = Phase::Moving(f);
         }
@@ -544,15 +539,16 @@ impl CardTracker {
     }
 
     /// A card followed in flight and no longer followed from `frame` (lost under a hand,
-    /// or at rest where its paper never shows whole): missing, to be searched for from
-    /// where it was last seen.
-    fn missing_after(&self, f: &Flight, frame: usize) -> Result<Phase, TrackError> {
+    /// or, `at_rest`, lying still where its paper does not show whole): missing, to be
+    /// searched for from where it was last seen, and lying where it came to rest when it
+    /// is known to (`rest_of`).
+    fn missing_after(&self, f: &Flight, frame: usize, at_rest: bool) -> Result<Phase, TrackError> {
         Ok(Phase::Missing {
             since_frame: frame,
             given_up: false,
             lost_at_px: Some(f.last.centre_px),
             left: Some(self.left_of(f)?),
-            rest_mm: None,
+            rest_mm: if at_rest { self.rest_of(f)? } else { None },
         })
     }
 
