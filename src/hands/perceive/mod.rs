@@ -565,23 +565,21 @@ impl Perceiver {
             pointed = pointing_player(poly, &tips);
             tips_out = finger_ends(poly, &tips);
         }
-        // A region cut by the frame's edge past one player's edge of the playing area
-        // is that player's arm, whichever way it seems to point (`on_frame_edge`).
-        let edge = on_frame_edge(h.body_outline(), frame_px, edge_tol_px);
-        if !edge.is_empty() {
-            let edge_mm = self.map.to_field(&edge)?;
-            if let Some(p) = side_player(&edge_mm, area.y0_mm, area.y1_mm) {
-                pointed = Some(p);
-            }
-        }
         // A region lying wholly past one player's edge of the playing area is that
         // player's, whichever way it seems to point (a hand cut by the frame's edge
-        // shows no wrist).
-        if let Some(p) = poly
+        // shows no wrist); else one cut by the frame's edge past one player's edge is
+        // that player's arm (`on_frame_edge`). Either outranks the pointing.
+        let mut side = poly
             .as_deref()
-            .and_then(|poly| side_player(poly, area.y0_mm, area.y1_mm))
-        {
-            pointed = Some(p);
+            .and_then(|poly| side_player(poly, area.y0_mm, area.y1_mm));
+        if side.is_none() {
+            let edge = on_frame_edge(h.body_outline(), frame_px, edge_tol_px);
+            if !edge.is_empty() {
+                side = side_player(&self.map.to_field(&edge)?, area.y0_mm, area.y1_mm);
+            }
+        }
+        if side.is_some() {
+            pointed = side;
         }
         if let Some(p) = pointed {
             h.player = p;

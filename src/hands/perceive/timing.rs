@@ -242,13 +242,14 @@ impl Perceiver {
         // happening; this keeps the file in time order whatever the frames kept).
         let onset = onset_from_landed(&ps).filter(|(t, _)| *t >= self.given_s);
         let proven = onset_proven(self.stats.onset_tried, self.stats.onset_landed);
-        if !ps.is_empty() {
+        let looked = !ps.is_empty();
+        if looked {
             self.stats.onset_tried += 1;
         }
         if whole && never_landed(&ps, (LANDED_MIN_S / frame_s).round() as usize) {
             return Ok(None);
         }
-        if onset.is_none() && proven && !ps.is_empty() {
+        if looked && proven && onset.is_none() {
             return Ok(None);
         }
         if let Some((t, [fa, fb])) = onset {
