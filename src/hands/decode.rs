@@ -70,7 +70,8 @@ pub struct HandObs {
     /// The player's lead hand (13-2), from the layout; `None` when not yet known.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lead: Option<bool>,
-    /// Fingertips in frame pixels (as decoded, lens distortion included).
+    /// Fingertips in frame pixels (as decoded, lens distortion included): each peak of
+    /// the fingertip map placed between cells by its own shape (`subcell_peak`).
     pub fingertips_px: Vec<[f64; 2]>,
     /// Convex outline, wrist to fingertips, in frame pixels.
     pub outline_px: Vec<[f64; 2]>,
@@ -113,6 +114,45 @@ pub struct HandFrame {
 
 fn sigmoid(v: f32) -> f32 {
     1.0 / (1.0 + (-v).exp())
+}
+
+/// Where a peak of heat map `c` at cell (`x`, `y`) lies, in cell coordinates (cell
+/// centres at integer + 0.5). The maps were trained towards a Gaussian around each point,
+/// so the log of their probability is a parabola about it: one through the peak and its
+/// two neighbours along each axis gives the point between cells. Where a neighbour is
+/// missing (the map's edge) or the three do not bend down, that axis keeps the offset
+/// maps' reading, which lies further off (docs/hands.md, "fingertips placed between
+/// cells").
+fn subcell_peak(m: &Maps, c: usize, x: usize, y: usize) -> [f64; 2] {
+    let log_p = |x: usize, y: usize| -> f64 {
+        let v = f64::from(m.at(c, x, y));
+        // ln(sigmoid(v)) = -softplus(-v), in the form that stays finite for any v.
+        -((-v).max(0.0) + (-v.abs()).exp().ln_1p())
+    };
+    let vertex = |a: f64, b: f64, cc: f64| -> Option<f64> {
+        let bend = a - 2.0 * b + cc;
+        (bend < 0.0).then(|| 0.5 * (a - cc) / bend)
+    };
+    let b = log_p(x, y);
+    let [ox, oy] = offset_peak(m, x, y);
+    let at_x = (x > 0 && x + 1 < OUT_W_CELLS)
+        .then(|| vertex(log_p(x - 1, y), b, log_p(x + 1, y)))
+        .flatten()
+        .map_or(ox, |d| x as f64 + 0.5 + d);
+    let at_y = (y > 0 && y + 1 < OUT_H_CELLS)
+        .then(|| vertex(log_p(x, y - 1), b, log_p(x, y + 1)))
+        .flatten()
+        .map_or(oy, |d| y as f64 + 0.5 + d);
+    [at_x, at_y]
+}
+
+/// Where the offset maps place the point of a peak at cell (`x`, `y`), in cell
+/// coordinates.
+fn offset_peak(m: &Maps, x: usize, y: usize) -> [f64; 2] {
+    [
+        x as f64 + 0.5 + f64::from(m.at(OFFSET_X_MAP, x, y)),
+        y as f64 + 0.5 + f64::from(m.at(OFFSET_Y_MAP, x, y)),
+    ]
 }
 
 /// Cell-space peaks of a map above `min_p`: local maxima over the 3 x 3 neighbourhood.
@@ -398,8 +438,7 @@ pub fn decode(m: &Maps) -> Result<Vec<HandObs>, HandsError> {
     let mut tips: Vec<Vec<(f32, [f64; 2])>> = vec![Vec::new(); regions.len()];
     for (x, y, p) in peaks(m, TIP_MAP, TIP_MIN_P) {
         if let Some(ri) = label_index(region_at(labels, x, y)) {
-            let cx = x as f64 + 0.5 + m.at(OFFSET_X_MAP, x, y) as f64;
-            let cy = y as f64 + 0.5 + m.at(OFFSET_Y_MAP, x, y) as f64;
+            let [cx, cy] = subcell_peak(m, TIP_MAP, x, y);
             tips[ri].push((p, m.cell_to_px(cx, cy)));
         }
     }
@@ -411,8 +450,7 @@ pub fn decode(m: &Maps) -> Result<Vec<HandObs>, HandsError> {
     for (x, y, p) in peaks(m, THUMB_MAP, TIP_MIN_P) {
         if let Some(ri) = label_index(region_at(labels, x, y)) {
             if p > thumb[ri].0 {
-                let cx = x as f64 + 0.5 + m.at(OFFSET_X_MAP, x, y) as f64;
-                let cy = y as f64 + 0.5 + m.at(OFFSET_Y_MAP, x, y) as f64;
+                let [cx, cy] = subcell_peak(m, THUMB_MAP, x, y);
                 thumb[ri] = (p, Some(m.cell_to_px(cx, cy)));
             }
         }
@@ -616,6 +654,7 @@ fn permutations(a: &mut [usize; 4], k: usize, f: &mut dyn FnMut(&[usize; 4])) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::hands::model::OUT_MAPS;
 
     #[test]
     fn each_pair_goes_to_one_hand_by_what_its_cells_say() {
@@ -648,6 +687,42 @@ mod tests {
         assert_eq!(sizes, vec![(50, 10, 100), (10, 5, 20)]);
         assert_eq!(labels[35 * OUT_W_CELLS + 55], regions[0].0);
         assert_eq!(labels[0], 0);
+    }
+
+    #[test]
+    fn a_peak_lies_where_the_gaussian_it_was_trained_towards_is_centred() {
+        // A fingertip map as trained: a Gaussian of 0.8 cells around the tip, here at
+        // cell coordinates (40.8, 20.25) (cell centres at integer + 0.5), with the offset
+        // maps saying something else (0.0), as an untrained offset would.
+        let n = OUT_W_CELLS * OUT_H_CELLS;
+        let mut data = vec![-12.0f32; OUT_MAPS * n];
+        let (tx, ty) = (40.8, 20.25);
+        for y in 0..OUT_H_CELLS {
+            for x in 0..OUT_W_CELLS {
+                let d2 = (x as f64 + 0.5 - tx).powi(2) + (y as f64 + 0.5 - ty).powi(2);
+                let p = (-d2 / (2.0 * 0.8f64.powi(2))).exp().clamp(1e-6, 1.0 - 1e-6);
+                data[(TIP_MAP * OUT_H_CELLS + y) * OUT_W_CELLS + x] = (p / (1.0 - p)).ln() as f32;
+            }
+        }
+        for c in [OFFSET_X_MAP, OFFSET_Y_MAP] {
+            data[c * n..(c + 1) * n].fill(0.0);
+        }
+        let m = Maps {
+            data,
+            scale: 0.25,
+            frame_px: [1280.0, 720.0],
+        };
+        let found = peaks(&m, TIP_MAP, TIP_MIN_P);
+        assert_eq!(found.len(), 1);
+        let (x, y, _) = found[0];
+        assert_eq!((x, y), (40, 20));
+        let [cx, cy] = subcell_peak(&m, TIP_MAP, x, y);
+        // The peak is a probability near 1, where the log is no longer a parabola, so the
+        // fit comes within a tenth of a cell (0.8 px of a 1280 px frame), not exactly.
+        assert!((cx - tx).abs() < 0.1 && (cy - ty).abs() < 0.1, "{cx} {cy}");
+        // At the map's edge the missing neighbour leaves that axis to the offset map.
+        let [ex, _] = subcell_peak(&m, TIP_MAP, 0, y);
+        assert_eq!(ex, 0.5);
     }
 
     #[test]
