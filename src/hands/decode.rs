@@ -129,18 +129,20 @@ fn subcell_peak(m: &Maps, c: usize, x: usize, y: usize) -> [f64; 2] {
         // ln(sigmoid(v)) = -softplus(-v), in the form that stays finite for any v.
         -((-v).max(0.0) + (-v.abs()).exp().ln_1p())
     };
-    let vertex = |a: f64, b: f64, cc: f64| -> Option<f64> {
-        let bend = a - 2.0 * b + cc;
-        (bend < 0.0).then(|| 0.5 * (a - cc) / bend)
+    // The vertex of the parabola through three neighbouring values, in cells from the
+    // middle one; none unless they bend down.
+    let vertex = |before: f64, here: f64, after: f64| -> Option<f64> {
+        let bend = before - 2.0 * here + after;
+        (bend < 0.0).then(|| 0.5 * (before - after) / bend)
     };
-    let b = log_p(x, y);
+    let here = log_p(x, y);
     let [ox, oy] = offset_peak(m, x, y);
     let at_x = (x > 0 && x + 1 < OUT_W_CELLS)
-        .then(|| vertex(log_p(x - 1, y), b, log_p(x + 1, y)))
+        .then(|| vertex(log_p(x - 1, y), here, log_p(x + 1, y)))
         .flatten()
         .map_or(ox, |d| x as f64 + 0.5 + d);
     let at_y = (y > 0 && y + 1 < OUT_H_CELLS)
-        .then(|| vertex(log_p(x, y - 1), b, log_p(x, y + 1)))
+        .then(|| vertex(log_p(x, y - 1), here, log_p(x, y + 1)))
         .flatten()
         .map_or(oy, |d| y as f64 + 0.5 + d);
     [at_x, at_y]
