@@ -204,7 +204,7 @@ impl CardTracker {
                         format!("card {poem} while it moved"),
                     ));
                 }
-                self.cards[i].phase = self.missing_after(&f, frame, false)?;
+                self.cards[i].phase = self.missing_after(&f, frame, None)?;
             } else {
                 self.cards[i].phase = Phase::Moving(f);
             }
@@ -349,7 +349,8 @@ impl CardTracker {
             // has just let go, was handed over a few frames before it would be placed,
             // and the receiver's hand, come at once to straighten it, then hid it from
             // the search while its touches met no card there (docs/analyze.md).
-            self.cards[i].phase = self.missing_after(&f, frame, true)?;
+            let rest = self.rest_of(&f)?;
+            self.cards[i].phase = self.missing_after(&f, frame, rest)?;
         } else {
             self.cards[i].phase = Phase::Moving(f);
         }
@@ -539,16 +540,21 @@ impl CardTracker {
     }
 
     /// A card followed in flight and no longer followed from `frame` (lost under a hand,
-    /// or, `at_rest`, lying still where its paper does not show whole): missing, to be
-    /// searched for from where it was last seen, and lying where it came to rest when it
-    /// is known to (`rest_of`).
-    fn missing_after(&self, f: &Flight, frame: usize, at_rest: bool) -> Result<Phase, TrackError> {
+    /// or lying still where its paper does not show whole): missing, to be searched for
+    /// from where it was last seen, and lying at `rest_mm` until found when it came to
+    /// rest there (`rest_of`).
+    fn missing_after(
+        &self,
+        f: &Flight,
+        frame: usize,
+        rest_mm: Option<([f64; 2], f64)>,
+    ) -> Result<Phase, TrackError> {
         Ok(Phase::Missing {
             since_frame: frame,
             given_up: false,
             lost_at_px: Some(f.last.centre_px),
             left: Some(self.left_of(f)?),
-            rest_mm: if at_rest { self.rest_of(f)? } else { None },
+            rest_mm,
         })
     }
 
