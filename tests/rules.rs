@@ -257,6 +257,48 @@ fn art_18_1_touches_closer_than_the_timing_error_are_simultaneous_and_flagged() 
 }
 
 #[test]
+fn art_21_touches_closer_than_the_timing_error_need_no_order_when_either_first_gives_one_taker() {
+    // B's lead hand entered early: B's take goes to A (21-1) and a tie to the owner A
+    // (18-1), so whichever of the two close touches came first, A has the card.
+    let l = layout(&[5, 6], &[30, 31]);
+    let early = ev(
+        9.90,
+        EventKind::Enter {
+            player: B,
+            hand: Hand::Left,
+        },
+    );
+    let mut a = touch(11.810, A, 5);
+    let mut b = touch(11.800, B, 5);
+    a.t_err_s = 0.01;
+    b.t_err_s = 0.01;
+    let r = judge_one(&l, 5, &[early, a, b]);
+    assert_eq!(take(&r), (A, TakeHow::Awarded));
+    assert!(r.needs_review.is_none(), "{:?}", r.needs_review);
+    assert!(r.articles.contains(&"21-1".to_string()));
+    // A touched with the hand that is not the lead hand: A first gives the card to B
+    // (21-3), B first too, but a tie gives it to the owner (18-1). On B's card that is B
+    // again; on A's it is A, so there the order decides, and the call is flagged.
+    let close = |poem: u8| {
+        let mut a = touch_other_hand(11.800, A, poem);
+        let mut b = touch(11.810, B, poem);
+        a.t_err_s = 0.01;
+        b.t_err_s = 0.01;
+        judge_one(&l, poem, &[a, b])
+    };
+    let r = close(30);
+    assert_eq!(take(&r).0, B);
+    assert!(r.articles.contains(&"21-3".to_string()));
+    assert_ne!(
+        r.needs_review.as_ref().map(|v| v.what),
+        Some(ReviewWhat::CloseCall)
+    );
+    let r = close(5);
+    assert_eq!(take(&r), (A, TakeHow::Simultaneous));
+    assert_eq!(r.needs_review.as_ref().unwrap().what, ReviewWhat::CloseCall);
+}
+
+#[test]
 fn art_18_2_a_push_out_by_both_goes_to_the_owner() {
     let l = layout(&[5, 6], &[30]);
     let r = judge_one(&l, 5, &[out(11.80, 5, By::Both)]);

@@ -147,7 +147,17 @@ impl Referee {
                     (Some(x), Some(y)) => {
                         let dt = (x.t_s - y.t_s).abs();
                         let sigma = (x.t_err_s.powi(2) + y.t_err_s.powi(2)).sqrt();
-                        if dt <= EXACT_TIE_S || dt <= TIE_SIGMAS * sigma {
+                        let first = if x.t_s <= y.t_s { x } else { y };
+                        if dt > EXACT_TIE_S
+                            && dt <= TIE_SIGMAS * sigma
+                            && self.order_decides_nothing(owner, &f.early, &x, &y)
+                        {
+                            // Whoever was first, the same player has the card (21-1,
+                            // 21-3): the touches' order as measured stands, unflagged.
+                            let has = self.has_card(&first, &f.early);
+                            draft.why.push(format!("The touches are {:.1} ms apart, within the camera's timing error, but whoever touched first, {has} has the card.", dt * 1e3));
+                            Ok(first)
+                        } else if dt <= EXACT_TIE_S || dt <= TIE_SIGMAS * sigma {
                             if dt > EXACT_TIE_S {
                                 draft.flag(
                                     ReviewWhat::CloseCall,
@@ -155,10 +165,8 @@ impl Referee {
                                 );
                             }
                             Err((x, y))
-                        } else if x.t_s < y.t_s {
-                            Ok(x)
                         } else {
-                            Ok(y)
+                            Ok(first)
                         }
                     }
                     (None, None) => unreachable!("matched above"),
@@ -214,5 +222,38 @@ impl Referee {
                 }
             }
         }
+    }
+
+    /// Who has the card when `w` is the first direct touch: its player, or the opponent
+    /// when it was made with the hand that is not the lead hand (21-3) or by the one
+    /// player whose lead hand entered early (21-1).
+    fn has_card(&self, w: &SeenTouch, early: &[(Player, f64)]) -> Player {
+        let lead_ok = self.lead[w.player.index()].is_none_or(|l| l == w.hand);
+        let p = if lead_ok { w.player } else { w.player.other() };
+        early_voids(p, early)
+    }
+
+    /// Two direct touches of the read card closer than the timing error: whether the
+    /// same player has the card when either came first and when they came together
+    /// (18-1: the owner's), so that their order decides nothing (`rule_take`'s 21-1 and
+    /// 21-3 give the card away alike in each).
+    fn order_decides_nothing(
+        &self,
+        owner: Player,
+        early: &[(Player, f64)],
+        x: &SeenTouch,
+        y: &SeenTouch,
+    ) -> bool {
+        let together = early_voids(owner, early);
+        self.has_card(x, early) == together && self.has_card(y, early) == together
+    }
+}
+
+/// 21-1: the take of the one player whose lead hand entered early goes to the opponent
+/// (`rule_take`); with both or neither early, it stands.
+fn early_voids(p: Player, early: &[(Player, f64)]) -> Player {
+    match early {
+        [(off, _)] if *off == p => p.other(),
+        _ => p,
     }
 }
