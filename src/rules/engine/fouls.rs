@@ -19,7 +19,7 @@ impl Referee {
         // a hand's direct touch of another card than the read one, with the lead hand, on a
         // territory without the read card (23-1, 23-2, 23-5).
         let otetsuki_on = |t: &SeenTouch| -> Option<Player> {
-            let by_lead = self.lead[t.player.index()].is_none_or(|l| l == t.hand);
+            let by_lead = self.counts_as_lead(t.player, t.hand);
             let unsure = t.poem.is_none() && f.read_maybe_unnamed;
             let territory = t
                 .territory

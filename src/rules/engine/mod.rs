@@ -245,8 +245,10 @@ impl Referee {
         }
     }
 
-    fn hand_counts_for_entry(&self, p: Player, h: Hand) -> bool {
-        // 21-1 names the lead hand; before it is known, either hand counts.
+    /// Whether hand `h` counts as `p`'s lead hand: it is, or their lead hand is not known
+    /// yet (13-2), so either hand counts. The hand the rules name for an early entry
+    /// (21-1), a take (21-3) and an otetsuki (23-5).
+    pub(super) fn counts_as_lead(&self, p: Player, h: Hand) -> bool {
         self.lead[p.index()].is_none_or(|l| l == h)
     }
 
@@ -283,7 +285,7 @@ impl Referee {
         // 21-1: a hand already in the playing area when the kami-no-ku begins.
         let mut early: Vec<(Player, f64)> = Vec::new();
         for &(p, h) in &self.inside {
-            if self.hand_counts_for_entry(p, h) && !early.iter().any(|(q, _)| *q == p) {
+            if self.counts_as_lead(p, h) && !early.iter().any(|(q, _)| *q == p) {
                 let (t, err) = self
                     .entered_at
                     .get(&(p, h))

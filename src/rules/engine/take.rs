@@ -42,14 +42,12 @@ impl Referee {
         // 21-1: early entry voids the offender's take, which goes to the opponent.
         if !f.early.is_empty() {
             draft.articles.insert("21-1");
-            if f.early.len() == 1 {
-                let off = f.early[0].0;
-                if let Some(t) = draft.take.as_mut() {
-                    if t.player == off {
-                        t.player = off.other();
-                        t.how = TakeHow::Awarded;
-                        draft.why.push(format!("{off}'s lead hand was in the playing area before the reading began: the take goes to {} (21-1).", off.other()));
-                    }
+            if let Some(t) = draft.take.as_mut() {
+                let off = t.player;
+                if early_voids(off, &f.early) != off {
+                    t.player = off.other();
+                    t.how = TakeHow::Awarded;
+                    draft.why.push(format!("{off}'s lead hand was in the playing area before the reading began: the take goes to {} (21-1).", off.other()));
                 }
             }
         }
@@ -100,8 +98,7 @@ impl Referee {
                             draft.why.push(format!("Both drove {} out of the playing area together: it goes to its owner {owner} (18-2).", r.poem));
                         }
                         Some(p) => {
-                            let non_lead =
-                                hand.is_some_and(|h| self.lead[p.index()].is_some_and(|l| l != h));
+                            let non_lead = hand.is_some_and(|h| !self.counts_as_lead(p, h));
                             let margin = rival_time(p.other()).map(|rt| (rt - t).abs() * 1e3);
                             if non_lead {
                                 // 21-3 note: a push-out with the other hand does not count.
@@ -187,8 +184,7 @@ impl Referee {
                     Ok(w) => {
                         draft.confidence = draft.confidence.min(w.conf);
                         let margin = rival_time(w.player.other()).map(|rt| (rt - w.t_s) * 1e3);
-                        let lead_ok = self.lead[w.player.index()].is_none_or(|l| l == w.hand);
-                        if lead_ok {
+                        if self.counts_as_lead(w.player, w.hand) {
                             draft.articles.insert("17-1");
                             if out_of_read.is_some() {
                                 draft.articles.insert("17-3");
@@ -228,8 +224,11 @@ impl Referee {
     /// when it was made with the hand that is not the lead hand (21-3) or by the one
     /// player whose lead hand entered early (21-1).
     fn has_card(&self, w: &SeenTouch, early: &[(Player, f64)]) -> Player {
-        let lead_ok = self.lead[w.player.index()].is_none_or(|l| l == w.hand);
-        let p = if lead_ok { w.player } else { w.player.other() };
+        let p = if self.counts_as_lead(w.player, w.hand) {
+            w.player
+        } else {
+            w.player.other()
+        };
         early_voids(p, early)
     }
 
