@@ -59,6 +59,13 @@ pub const COURSE_MAX_S: f64 = 1.0;
 /// A crossing time carried back from a sighting out is doubted by this share of the
 /// time carried back (the card slows and turns on the tatami).
 pub const OUT_BACK_DOUBT: f64 = 0.3;
+/// A card's turning rate is learnt from two sightings of its whole face at most this far
+/// apart, s: over a longer gap, under the hand, it may have turned past a quarter turn,
+/// which its outline cannot tell from turning back.
+pub const TURN_SEEN_GAP_MAX_S: f64 = 0.05;
+/// A card's sightings kept from its last one proven in the playing area, to time its
+/// crossing on its turn (`crossing_on_turn`): a quarter of a second at 240 fps.
+pub const CROSSING_SIGHTINGS_MAX: usize = 60;
 /// A card's start taken for a direct touch is held this long after it set off before it
 /// is told, s: a row-mate the hand drags along the row into it moves under the hand, and
 /// its paper may show only after the card it struck is seen flying (brush realistic-7421
@@ -79,6 +86,13 @@ pub(super) struct Flight {
     /// ...and whether its whole face showed then.
     #[serde(default)]
     pub(super) prev_full: bool,
+    /// Its sightings since then, neither proven in nor out: time and how far its visible
+    /// paper reached past each of the area's lines (`blob::reach_past_lines_mm`).
+    #[serde(default)]
+    pub(super) since_inside: VecDeque<(f64, [f64; 4])>,
+    /// Its angle when its whole face last showed, and how fast it was turning then.
+    #[serde(default)]
+    pub(super) turn: Option<Turn>,
     /// How far its paper's centre moved a frame, smoothed over the sightings, px: where
     /// to look for it after frames under a hand.
     #[serde(default)]
@@ -114,6 +128,22 @@ pub(super) struct Flight {
     /// Out of the area: the outlines of its last sightings (`LEAVING_OUTLINES`).
     #[serde(default)]
     pub(super) recent_outlines: VecDeque<Vec<[f64; 2]>>,
+}
+
+/// A card's angle at a sighting of its whole face, and its turning rate from the one
+/// before (`TURN_SEEN_GAP_MAX_S`).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub(super) struct Turn {
+    pub(super) t_s: f64,
+    pub(super) angle_deg: f64,
+    pub(super) rate_deg_s: Option<f64>,
+}
+
+impl Turn {
+    /// Its angle at `t_s`, on at the rate it was turning; `None` without a rate.
+    pub(super) fn angle_at(&self, t_s: f64) -> Option<f64> {
+        Some(self.angle_deg + self.rate_deg_s? * (t_s - self.t_s))
+    }
 }
 
 impl Flight {
@@ -227,6 +257,15 @@ impl CardTracker {
             if let Some(a) = blob::long_axis_deg(&pts) {
                 // The card's height runs along its long axis, at angle + 90.
                 f.angle_deg = nearest_mod_180(a - 90.0, f.angle_deg);
+                let rate = f
+                    .turn
+                    .filter(|w| t_s > w.t_s && t_s - w.t_s <= TURN_SEEN_GAP_MAX_S)
+                    .map(|w| (f.angle_deg - w.angle_deg) / (t_s - w.t_s));
+                f.turn = Some(Turn {
+                    t_s,
+                    angle_deg: f.angle_deg,
+                    rate_deg_s: rate,
+                });
             }
         }
         let size = &self.geometry.size;
@@ -258,19 +297,28 @@ impl CardTracker {
         if out {
             // 17-2: no part of it lies in the playing area. It crossed after the last
             // sighting proven inside: seen whole both times, by the margin's linear
-            // course; else in the middle of the span, where the hidden part leaves no
-            // better guess. (A margin guessed from the card's own size and its last turn
+            // course; seen partly between, with its turn known, by the margins of
+            // those sightings at the angles it turned to (`crossing_on_turn`); else in
+            // the middle of the span, where the hidden part leaves no better guess. (A margin guessed from the card's own size and its last turn
             // seen whole was used there before: a card spins as it flies, its turn goes
             // stale under the hand, and the guess crossed nil early; docs/analyze.md, "an
             // out partly hidden".)
             let whole_both =
                 matches!(f.prev_margin, Some((m0, _)) if full && f.prev_full && margin > m0);
-            let (mut t_out, mut span_s) = match f.prev_margin {
-                Some((m0, t0)) if whole_both => (t0 + (t_s - t0) * (-m0) / (margin - m0), t_s - t0),
-                Some((_, t0)) => ((t0 + t_s) / 2.0, t_s - t0),
+            let on_turn = if whole_both {
+                None
+            } else {
+                self.crossing_on_turn(&f, t_s, full.then_some(margin), &pts)
+            };
+            let (mut t_out, mut span_s) = match (f.prev_margin, on_turn) {
+                (Some((m0, t0)), _) if whole_both => {
+                    (t0 + (t_s - t0) * (-m0) / (margin - m0), t_s - t0)
+                }
+                (_, Some(crossing)) => crossing,
+                (Some((_, t0)), None) => ((t0 + t_s) / 2.0, t_s - t0),
                 // Never proven in the area since it set off (its paper first seen
                 // partly, then out): it lay in its place until then.
-                None => {
+                (None, None) => {
                     let t0 = (f.start_t_s - 1.0 / self.fps).min(t_s);
                     ((t0 + t_s) / 2.0, (t_s - t0).max(1.0 / self.fps))
                 }
@@ -280,7 +328,7 @@ impl CardTracker {
             // whole on both sides, the margin's course is the better guess: the speed
             // after a gap is smoothed over sightings before it, when the card was faster
             // or its paper only partly out from under the hand.
-            if full && !whole_both && span_s > 1.5 / self.fps {
+            if full && !whole_both && on_turn.is_none() && span_s > 1.5 / self.fps {
                 if let Some(back_s) =
                     self.back_to_line_s(&b, &pts, f.angle_deg, margin, f.vel_px)?
                 {
@@ -329,6 +377,14 @@ impl CardTracker {
         if inside {
             f.prev_margin = Some((margin.min(0.0), t_s));
             f.prev_full = full;
+            f.since_inside.clear();
+        } else if f.prev_margin.is_some() {
+            if f.since_inside.len() == CROSSING_SIGHTINGS_MAX {
+                f.since_inside.pop_front();
+            }
+            let area = self.geometry.playing_area();
+            f.since_inside
+                .push_back((t_s, blob::reach_past_lines_mm(&pts, &area)));
         }
         f.unseen = 0;
         f.unseen_from_s = None;

@@ -7,7 +7,7 @@
 //! the playing area (that is `flight`).
 
 use super::blob::{self, SeenBlob};
-use super::flight::{nearest_mod_180, Flight};
+use super::flight::{nearest_mod_180, Flight, Turn};
 use super::{CardTracker, Phase, TrackError, LOST_FRAMES, SETTLE_FRAMES};
 use crate::rules::geometry::{FieldGeometry, Pt};
 use crate::rules::model::{By, Event, EventKind, Hand};
@@ -85,6 +85,43 @@ impl CardTracker {
             return Ok(None);
         }
         Ok(Some(margin / per_frame / self.fps))
+    }
+
+    /// When a card proven out now (at `t_s`, its margin `margin_now` when its whole face
+    /// shows, its visible points `pts_now`) crossed the line, from its sightings since the
+    /// last one proven in the area (`Flight::since_inside`) while its face showed only
+    /// partly, measured on its turn (`crossing_on_turn`). `None` without a turning rate,
+    /// or seen whole now and never partly since (the turn adds nothing).
+    pub(super) fn crossing_on_turn(
+        &self,
+        f: &Flight,
+        t_s: f64,
+        margin_now: Option<f64>,
+        pts_now: &[Pt],
+    ) -> Option<(f64, f64)> {
+        let turn = f.turn.filter(|w| w.rate_deg_s.is_some())?;
+        let (m0, t0) = f.prev_margin?;
+        if margin_now.is_some() && f.since_inside.is_empty() {
+            return None;
+        }
+        let now = match margin_now {
+            Some(m) => Seen::Whole(m),
+            None => Seen::Partly(blob::reach_past_lines_mm(
+                pts_now,
+                &self.geometry.playing_area(),
+            )),
+        };
+        let size = &self.geometry.size;
+        crossing_on_turn(
+            &turn,
+            (t0, f.prev_full.then_some(m0)),
+            f.since_inside
+                .iter()
+                .map(|(t, reach)| (*t, Seen::Partly(*reach)))
+                .chain(std::iter::once((t_s, now))),
+            [size.card_w_mm, size.card_h_mm],
+            self.border_mm,
+        )
     }
 
     /// Follows card `i`, out of the area, until it lies still or is lost; then its paper
@@ -239,9 +276,166 @@ pub(super) fn out_while_unseen(
     [unseen, out]
 }
 
+/// How much of a card a sighting showed, for its out margin.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) enum Seen {
+    /// Its whole face: its margin, at the angle measured then.
+    Whole(f64),
+    /// Part of it: how far that part reached past each line
+    /// (`blob::reach_past_lines_mm`).
+    Partly([f64; 4]),
+}
+
+/// When a card crossed the line, from the sighting last proven in the area (time, and
+/// its margin when its whole face showed) and the sightings after it (`seen`, in time
+/// order, the last proven out). A partly seen card's margin at the angle its whole face
+/// was last seen at runs ahead of the truth when it spins (its extent across the line
+/// grows as it turns towards the diagonal), and the middle of the span is no better, so
+/// each partial sighting's margin is measured at the angle the card had turned to by
+/// then, on at the rate its whole face was last seen turning (`turn`). The crossing lies
+/// between the last sighting at or short of the line and the first past it, by their
+/// margins' linear course (the middle of the two when the first has none), and the span
+/// between them is returned with it. `None` without a rate, or when no sighting's
+/// margin so measured lies past the line. `card_mm` is the card's width and height;
+/// `border_mm` how far the card reaches beyond its visible face.
+pub(super) fn crossing_on_turn(
+    turn: &Turn,
+    proven_in: (f64, Option<f64>),
+    seen: impl IntoIterator<Item = (f64, Seen)>,
+    card_mm: [f64; 2],
+    border_mm: f64,
+) -> Option<(f64, f64)> {
+    let mut before = proven_in;
+    for (t, s) in seen {
+        let m = match s {
+            Seen::Whole(m) => m,
+            Seen::Partly(reach) => {
+                blob::margin_from_reach_mm(&reach, turn.angle_at(t)?, card_mm[0], card_mm[1])
+                    + border_mm
+            }
+        };
+        if m > 0.0 {
+            let at = match before.1 {
+                Some(mb) => before.0 + (t - before.0) * (-mb) / (m - mb),
+                None => (before.0 + t) / 2.0,
+            };
+            return Some((at, t - before.0));
+        }
+        before = (t, Some(m));
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::rules::geometry::Rect;
+
+    /// A card 52 x 73 mm crossing the area's side line (x = 435) at 1.2 m/s along +x
+    /// while it turns at 900 degrees a second from upright, seen at 240 fps: whole at
+    /// the first two frames, then only its half beyond its centre (the rest under the
+    /// hand). Its points along its outline, the half seen or all, and its true margin.
+    struct Spinning;
+
+    impl Spinning {
+        const FPS: f64 = 240.0;
+        const RATE_DEG_S: f64 = 900.0;
+        fn area() -> Rect {
+            Rect {
+                x0_mm: -435.0,
+                y0_mm: -254.0,
+                x1_mm: 435.0,
+                y1_mm: 254.0,
+            }
+        }
+        fn centre(t: f64) -> (f64, f64) {
+            (380.0 + 1200.0 * t, 0.0)
+        }
+        fn angle(t: f64) -> f64 {
+            Self::RATE_DEG_S * t
+        }
+        fn outline(t: f64, half: bool) -> Vec<Pt> {
+            let (cx, cy) = Self::centre(t);
+            let th = Self::angle(t).to_radians();
+            let (u, v) = ((th.cos(), th.sin()), (-th.sin(), th.cos()));
+            let corners = [(-26.0, -36.5), (26.0, -36.5), (26.0, 36.5), (-26.0, 36.5)];
+            let mut pts = Vec::new();
+            for k in 0..4 {
+                let (a, b) = (corners[k], corners[(k + 1) % 4]);
+                for j in 0..50 {
+                    let s = j as f64 / 50.0;
+                    let (x, y) = (a.0 + (b.0 - a.0) * s, a.1 + (b.1 - a.1) * s);
+                    let p = Pt::new(cx + x * u.0 + y * v.0, cy + x * u.1 + y * v.1);
+                    if !half || p.x_mm >= cx {
+                        pts.push(p);
+                    }
+                }
+            }
+            pts
+        }
+        fn margin(t: f64) -> f64 {
+            blob::out_margin_mm(
+                &Self::outline(t, false),
+                Self::angle(t),
+                52.0,
+                73.0,
+                &Self::area(),
+            )
+        }
+        /// When it truly crossed, to a microsecond.
+        fn crossing() -> f64 {
+            let (mut lo, mut hi) = (0.0, 0.2);
+            assert!(Self::margin(lo) < 0.0 && Self::margin(hi) > 0.0);
+            while hi - lo > 1e-6 {
+                let mid = (lo + hi) / 2.0;
+                if Self::margin(mid) > 0.0 {
+                    hi = mid;
+                } else {
+                    lo = mid;
+                }
+            }
+            hi
+        }
+        /// Its crossing timed from its sightings, its turn taken at `rate_deg_s`.
+        fn timed(rate_deg_s: f64) -> (f64, f64) {
+            let t = |k: usize| k as f64 / Self::FPS;
+            let turn = Turn {
+                t_s: t(1),
+                angle_deg: Self::angle(t(1)),
+                rate_deg_s: Some(rate_deg_s),
+            };
+            let seen = (2..60).map(|k| {
+                let reach = blob::reach_past_lines_mm(&Self::outline(t(k), true), &Self::area());
+                (t(k), Seen::Partly(reach))
+            });
+            crossing_on_turn(
+                &turn,
+                (t(1), Some(Self::margin(t(1)))),
+                seen,
+                [52.0, 73.0],
+                0.0,
+            )
+            .expect("it crosses")
+        }
+    }
+
+    #[test]
+    fn a_spinning_card_seen_partly_is_timed_out_at_the_angle_it_turned_to() {
+        let truth = Spinning::crossing();
+        let frame = 1.0 / Spinning::FPS;
+        let (t, span) = Spinning::timed(Spinning::RATE_DEG_S);
+        assert!(
+            (t - truth).abs() <= frame && span <= 1.01 * frame,
+            "timed {t:.4} s (span {span:.4}), truth {truth:.4} s"
+        );
+        // At the angle last seen whole (no turn), its half seen reaches the line's far
+        // side frames before the card does.
+        let (stale, _) = Spinning::timed(0.0);
+        assert!(
+            truth - stale > 2.0 * frame,
+            "stale {stale:.4} s, truth {truth:.4} s"
+        );
+    }
 
     #[test]
     fn a_card_found_out_after_going_unseen_with_no_course_went_out_in_the_middle_of_the_span() {

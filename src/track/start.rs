@@ -203,6 +203,8 @@ impl CardTracker {
             last: b,
             prev_margin: None,
             prev_full: false,
+            since_inside: VecDeque::new(),
+            turn: None,
             vel_px: None,
             steps: 0,
             settled: 0,

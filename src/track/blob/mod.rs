@@ -10,7 +10,10 @@ mod looks;
 mod shape;
 
 use self::looks::{balanced, card_pixels, median, min3, Paper, Tatami, PAPER_MIN_PIXELS};
-pub use self::shape::{card_quad_px, long_axis_deg, out_margin_mm, quad_long_side};
+pub use self::shape::{
+    card_quad_px, long_axis_deg, margin_from_reach_mm, out_margin_mm, quad_long_side,
+    reach_past_lines_mm,
+};
 
 use crate::detect::cards::{percentile_u8, PAPER_LEVEL};
 use crate::detect::motion::polygon_mask;

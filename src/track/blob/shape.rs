@@ -53,24 +53,43 @@ pub fn card_quad_px(outline_px: &[[f64; 2]]) -> Option<QuadPx> {
 /// along that normal (from its size and angle) is subtracted: a card partly hidden on
 /// the side towards the area (over a card, under a hand) is not taken for out too soon.
 pub fn out_margin_mm(pts: &[Pt], angle_deg: f64, w_mm: f64, h_mm: f64, area: &AreaRect) -> f64 {
-    let edges: [(f64, f64, f64); 4] = [
-        (1.0, 0.0, area.x1_mm),
-        (-1.0, 0.0, -area.x0_mm),
-        (0.0, 1.0, area.y1_mm),
-        (0.0, -1.0, -area.y0_mm),
-    ];
+    margin_from_reach_mm(&reach_past_lines_mm(pts, area), angle_deg, w_mm, h_mm)
+}
+
+/// The outward normals of the playing area's four lines: x1, x0, y1, y0.
+const NORMALS: [(f64, f64); 4] = [(1.0, 0.0), (-1.0, 0.0), (0.0, 1.0), (0.0, -1.0)];
+
+/// Each line of the area (`NORMALS`' order) as its offset along its normal.
+fn line_offsets(area: &AreaRect) -> [f64; 4] {
+    [area.x1_mm, -area.x0_mm, area.y1_mm, -area.y0_mm]
+}
+
+/// How far the farthest of the points `pts` (mm) lies past each of the playing area's
+/// lines along its outward normal (x1, x0, y1, y0), mm: what `out_margin_mm` needs of a
+/// sighting besides the card's angle, kept to measure it again at another angle.
+pub fn reach_past_lines_mm(pts: &[Pt], area: &AreaRect) -> [f64; 4] {
+    let o = line_offsets(area);
+    std::array::from_fn(|i| {
+        let (dx, dy) = NORMALS[i];
+        pts.iter()
+            .map(|p| p.x_mm * dx + p.y_mm * dy)
+            .fold(f64::NEG_INFINITY, f64::max)
+            - o[i]
+    })
+}
+
+/// `out_margin_mm` of a card whose visible part reaches `reach` past the lines
+/// (`reach_past_lines_mm`), turned at `angle_deg`.
+pub fn margin_from_reach_mm(reach: &[f64; 4], angle_deg: f64, w_mm: f64, h_mm: f64) -> f64 {
     let th = angle_deg.to_radians();
     let (ux, uy) = (th.cos(), th.sin()); // the card's width axis
     let (vx, vy) = (-uy, ux); // its height axis
-    edges
+    reach
         .iter()
-        .map(|&(dx, dy, o)| {
-            let s_max = pts
-                .iter()
-                .map(|p| p.x_mm * dx + p.y_mm * dy)
-                .fold(f64::NEG_INFINITY, f64::max);
+        .zip(NORMALS)
+        .map(|(r, (dx, dy))| {
             let extent = w_mm * (ux * dx + uy * dy).abs() + h_mm * (vx * dx + vy * dy).abs();
-            s_max - extent - o
+            r - extent
         })
         .fold(f64::NEG_INFINITY, f64::max)
 }
