@@ -1,5 +1,6 @@
 //! A card that went out of the playing area: the crossing carried back from a sighting
-//! past the line (`back_to_line_s`), the card followed out there until it lies still
+//! past the line (`back_to_line_s`) or timed between partial sightings at the angles the
+//! card turned to (`crossing_on_turn`), the card followed out there until it lies still
 //! (`follow_leaving`), and, for one found lying out after it went unseen, its `out`
 //! timed on its course (`out_on_course`, `out_while_unseen`).
 //!
