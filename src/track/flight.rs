@@ -379,12 +379,13 @@ impl CardTracker {
             f.prev_full = full;
             f.since_inside.clear();
         } else if f.prev_margin.is_some() {
-            if f.since_inside.len() == CROSSING_SIGHTINGS_MAX {
+            if f.since_inside.len() >= CROSSING_SIGHTINGS_MAX {
                 f.since_inside.pop_front();
             }
-            let area = self.geometry.playing_area();
-            f.since_inside
-                .push_back((t_s, blob::reach_past_lines_mm(&pts, &area)));
+            let reach = blob::reach_past_lines_mm(&pts, &self.geometry.playing_area());
+            if reach.iter().all(|r| r.is_finite()) {
+                f.since_inside.push_back((t_s, reach));
+            }
         }
         f.unseen = 0;
         f.unseen_from_s = None;

@@ -91,7 +91,7 @@ impl CardTracker {
     /// When a card proven out now (at `t_s`, its margin `margin_now` when its whole face
     /// shows, its visible points `pts_now`) crossed the line, from its sightings since the
     /// last one proven in the area (`Flight::since_inside`) while its face showed only
-    /// partly, measured on its turn (`crossing_on_turn`). `None` without a turning rate,
+    /// partly, measured on its turn (`crossing_from_sightings`). `None` without a turning rate,
     /// or seen whole now and never partly since (the turn adds nothing).
     pub(super) fn crossing_on_turn(
         &self,
@@ -113,7 +113,7 @@ impl CardTracker {
             )),
         };
         let size = &self.geometry.size;
-        crossing_on_turn(
+        crossing_from_sightings(
             &turn,
             (t0, f.prev_full.then_some(m0)),
             f.since_inside
@@ -299,7 +299,7 @@ pub(super) enum Seen {
 /// between them is returned with it. `None` without a rate, or when no sighting's
 /// margin so measured lies past the line. `card_mm` is the card's width and height;
 /// `border_mm` how far the card reaches beyond its visible face.
-pub(super) fn crossing_on_turn(
+pub(super) fn crossing_from_sightings(
     turn: &Turn,
     proven_in: (f64, Option<f64>),
     seen: impl IntoIterator<Item = (f64, Seen)>,
@@ -409,7 +409,7 @@ mod tests {
                 let reach = blob::reach_past_lines_mm(&Self::outline(t(k), true), &Self::area());
                 (t(k), Seen::Partly(reach))
             });
-            crossing_on_turn(
+            crossing_from_sightings(
                 &turn,
                 (t(1), Some(Self::margin(t(1)))),
                 seen,
