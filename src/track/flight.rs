@@ -297,12 +297,13 @@ impl CardTracker {
         if out {
             // 17-2: no part of it lies in the playing area. It crossed after the last
             // sighting proven inside: seen whole both times, by the margin's linear
-            // course; seen partly between, with its turn known, by the margins of
-            // those sightings at the angles it turned to (`crossing_on_turn`); else in
-            // the middle of the span, where the hidden part leaves no better guess. (A margin guessed from the card's own size and its last turn
-            // seen whole was used there before: a card spins as it flies, its turn goes
-            // stale under the hand, and the guess crossed nil early; docs/analyze.md, "an
-            // out partly hidden".)
+            // course; seen partly between, with its turning rate known, by the margins
+            // of those sightings at the angles it had turned to (`crossing_on_turn`);
+            // else in the middle of the span, where the hidden part leaves no better
+            // guess. (A margin guessed from the card's own size and its last turn seen
+            // whole, not turned on, was used there before: a card spins as it flies,
+            // its turn goes stale under the hand, and the guess crossed nil early;
+            // docs/analyze.md, "an out partly hidden".)
             let whole_both =
                 matches!(f.prev_margin, Some((m0, _)) if full && f.prev_full && margin > m0);
             let on_turn = if whole_both {

@@ -89,10 +89,10 @@ impl CardTracker {
     }
 
     /// When a card proven out now (at `t_s`, its margin `margin_now` when its whole face
-    /// shows, its visible points `pts_now`) crossed the line, from its sightings since the
-    /// last one proven in the area (`Flight::since_inside`) while its face showed only
-    /// partly, measured on its turn (`crossing_from_sightings`). `None` without a turning rate,
-    /// or seen whole now and never partly since (the turn adds nothing).
+    /// shows, its visible points `pts_now`) crossed the line, from its sightings since
+    /// the last one proven in the area (`Flight::since_inside`) while its face showed
+    /// only partly, measured on its turn (`crossing_from_sightings`). `None` without a
+    /// turning rate, or seen whole now and never partly since (the turn adds nothing).
     pub(super) fn crossing_on_turn(
         &self,
         f: &Flight,
