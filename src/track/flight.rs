@@ -270,14 +270,13 @@ impl CardTracker {
         }
         let size = &self.geometry.size;
         // The blob is the white face; the card reaches a border's width beyond it.
-        let margin = blob::out_margin_mm(
-            &pts,
-            f.angle_deg,
-            size.card_w_mm,
-            size.card_h_mm,
-            &self.geometry.playing_area(),
-        ) + self.border_mm;
         let area = self.geometry.playing_area();
+        // How far its paper reaches past each line, measured once: the margin at its
+        // angle, the diagonal's, and, kept, at the angles it turns to (`since_inside`).
+        let reach = blob::reach_past_lines_mm(&pts, &area);
+        let margin =
+            blob::margin_from_reach_mm(&reach, f.angle_deg, size.card_w_mm, size.card_h_mm)
+                + self.border_mm;
         // Proven in the area: its whole face shows short of the line, or some of its
         // paper lies inside (a hidden part may only reach farther in).
         let inside = if full {
@@ -292,7 +291,7 @@ impl CardTracker {
         let out = if full {
             margin > 0.0
         } else {
-            blob::out_margin_mm(&pts, 0.0, diagonal, diagonal, &area) + self.border_mm > 0.0
+            blob::margin_from_reach_mm(&reach, 0.0, diagonal, diagonal) + self.border_mm > 0.0
         };
         if out {
             // 17-2: no part of it lies in the playing area. It crossed after the last
@@ -383,7 +382,6 @@ impl CardTracker {
             if f.since_inside.len() >= CROSSING_SIGHTINGS_MAX {
                 f.since_inside.pop_front();
             }
-            let reach = blob::reach_past_lines_mm(&pts, &self.geometry.playing_area());
             if reach.iter().all(|r| r.is_finite()) {
                 f.since_inside.push_back((t_s, reach));
             }
