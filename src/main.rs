@@ -223,6 +223,10 @@ enum Command {
         /// Print the card texts with dakuten.
         #[arg(long)]
         card_dakuten: bool,
+        /// Make every reading a card on the field that both players touch 0-20 ms apart
+        /// (training data for timing close takes); no dead cards.
+        #[arg(long)]
+        close_takes: bool,
     },
     /// The review page of a recording (OUT/report.html with every ruling's evidence) from
     /// existing rulings; by default the recording's own truth files.
@@ -469,6 +473,7 @@ fn main() -> ExitCode {
             card_font,
             card_columns,
             card_dakuten,
+            close_takes,
         } => cli::simulate::simulate(
             &cli::simulate::SimulateArgs {
                 seed,
@@ -482,6 +487,7 @@ fn main() -> ExitCode {
                 card_font,
                 card_columns,
                 card_dakuten,
+                close_takes,
             },
             &out,
             &mut stdout,

@@ -524,3 +524,68 @@ fn a_players_first_touch_of_the_match_is_with_the_lead_hand_the_layout_declares(
         }
     }
 }
+
+#[test]
+fn close_takes_make_every_reading_a_race_both_players_touch_within_20_ms() {
+    // `--close-takes` (training data for timing close takes): every reading is a card on
+    // the field, touched directly by both players 0-20 ms apart (18-1's near tie).
+    for preset in [Preset::Clean, Preset::Realistic, Preset::Hard] {
+        for seed in 1090..1092 {
+            let o = SimOptions {
+                seed,
+                preset,
+                readings: 8,
+                close_takes: true,
+                ..SimOptions::default()
+            };
+            let (story, _, _) = sim::run::plan_story(&o);
+            assert_eq!(story.readings.len(), 8, "{preset} seed {seed}");
+            let (decisions, _) = rules::adjudicate(&story.layout, &story.readings, &story.events);
+            for (r, d) in story.readings.iter().zip(&decisions) {
+                let on_field = story.layout.cards.iter().any(|c| c.poem == Some(r.poem));
+                assert!(
+                    on_field,
+                    "{preset} seed {seed} reading {}: dead card",
+                    r.seq
+                );
+                let firsts: Vec<(Player, f64)> = Player::BOTH
+                    .iter()
+                    .filter_map(|p| {
+                        story.events.iter().find_map(|e| match e.what {
+                            EventKind::Touch {
+                                player,
+                                poem,
+                                direct: true,
+                                ..
+                            } if player == *p
+                                && poem == Some(r.poem)
+                                && e.t_s >= r.kami_start_s =>
+                            {
+                                Some((player, e.t_s))
+                            }
+                            _ => None,
+                        })
+                    })
+                    .collect();
+                assert_eq!(
+                    firsts.len(),
+                    2,
+                    "{preset} seed {seed} reading {}: touched by {firsts:?}",
+                    r.seq
+                );
+                let gap_s = (firsts[0].1 - firsts[1].1).abs();
+                assert!(
+                    gap_s <= 0.020 + 1e-9,
+                    "{preset} seed {seed} reading {}: touches {:.1} ms apart",
+                    r.seq,
+                    gap_s * 1e3
+                );
+                assert!(
+                    d.take.is_some(),
+                    "{preset} seed {seed} reading {}: no take",
+                    r.seq
+                );
+            }
+        }
+    }
+}

@@ -39,6 +39,7 @@ pub struct SimulateArgs {
     pub card_font: Option<std::path::PathBuf>,
     pub card_columns: Option<CardColumns>,
     pub card_dakuten: bool,
+    pub close_takes: bool,
 }
 
 pub fn simulate(args: &SimulateArgs, out_dir: &Path, out: &mut dyn Write) -> Result<()> {
@@ -97,6 +98,7 @@ pub fn simulate(args: &SimulateArgs, out_dir: &Path, out: &mut dyn Write) -> Res
             columns: args.card_columns,
             dakuten: args.card_dakuten,
         },
+        close_takes: args.close_takes,
         ..SimOptions::default()
     };
     let summary = sim::simulate(&opts, out_dir, std::io::stderr().is_terminal())?;

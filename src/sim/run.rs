@@ -48,6 +48,9 @@ pub struct SimOptions {
     pub cards_per_side: usize,
     /// Card text overrides (font, columns, dakuten); default: as the seed draws them.
     pub card_text: CardTextOptions,
+    /// Every reading a card on the field, raced for by both players touching it 0-20 ms
+    /// apart (18-1's near-simultaneous take), for training data rich in close takes.
+    pub close_takes: bool,
 }
 
 impl Default for SimOptions {
@@ -64,6 +67,7 @@ impl Default for SimOptions {
             gap_mm: rules::geometry::GAP_MM,
             cards_per_side: 25,
             card_text: CardTextOptions::default(),
+            close_takes: false,
         }
     }
 }
@@ -111,6 +115,7 @@ pub fn plan_story(opts: &SimOptions) -> (Story, Camera, Look) {
             territory_mm: opts.territory_mm,
             gap_mm: opts.gap_mm,
             cards_per_side: opts.cards_per_side,
+            close_takes: opts.close_takes,
         },
         cam.centre_mm,
     );

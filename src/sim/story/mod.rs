@@ -88,6 +88,8 @@ pub struct StoryOptions {
     pub territory_mm: f64,
     pub gap_mm: f64,
     pub cards_per_side: usize,
+    /// Every reading a near-simultaneous take of a card on the field (`SimOptions`).
+    pub close_takes: bool,
 }
 
 /// The index of a hand in `Story::hands`.
@@ -221,7 +223,7 @@ pub fn plan(rng: &mut ChaCha20Rng, opts: &StoryOptions, camera_mm: [f64; 3]) -> 
 
     // Which readings are dead cards: half of them.
     let k = opts.readings;
-    let mut dead: Vec<bool> = (0..k).map(|i| i < k / 2).collect();
+    let mut dead: Vec<bool> = (0..k).map(|i| !opts.close_takes && i < k / 2).collect();
     dead.shuffle(pl.rng);
     let on_field: BTreeSet<u8> = pl.owner.keys().copied().collect();
     let mut off_field: Vec<u8> = (1..=POEM_COUNT).filter(|p| !on_field.contains(p)).collect();
@@ -232,7 +234,11 @@ pub fn plan(rng: &mut ChaCha20Rng, opts: &StoryOptions, camera_mm: [f64; 3]) -> 
     let mut t_kami = FIRST_KAMI_S;
     for (i, is_dead) in dead.into_iter().enumerate() {
         let seq = i as u32 + 1;
-        let plot = choose_plot(&mut pl, is_dead);
+        let plot = if opts.close_takes {
+            Plot::NearTie
+        } else {
+            choose_plot(&mut pl, is_dead)
+        };
         let poem_no = if is_dead {
             match off_field.pop() {
                 Some(p) => p,
