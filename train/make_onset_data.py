@@ -17,8 +17,13 @@ playing area):
     python train/make_onset_data.py --data data/onset
 
 Recordings: the 240 fps ones of the contact set (`--contact DIR`, default data/contact)
-and those drawn here (`--bin`, seeds 1060-1067, 1280x720, 240 fps, 8 readings). Seeds
-1000-1999 only. Writes `DATA/onset.npz`: `crops` (uint8 N x F x 72 x 72 x 3, BGR),
+and those drawn here (`--bin`, seeds 1060-1067, 1280x720, 240 fps, 8 readings). With
+`--close`, also the close takes (seeds 1070-1075, 6 readings each, `simulate
+--close-takes`: every reading a card both players touch 0-20 ms apart, as in the
+simulator's near ties, the card launched after the later touch), so that the network
+sees a rival's finger land in its square as it does in a close take; the committed
+network was trained without them (tried and not kept: docs/hands.md). Seeds 1000-1999
+only. Writes `DATA/onset.npz`: `crops` (uint8 N x F x 72 x 72 x 3, BGR),
 `masks` (N x F x 72 x 72, the touching hand's labelled outline filled: 255 inside),
 `plates` (N x 72 x 72 x 3), `times` (N x F, s), `heights` (N x F, the middle
 fingertip's height, mm), `touch` (N, the touch's time, s), `seed`, `preset` and
@@ -43,6 +48,8 @@ WINDOW = BACK_FRAMES + AHEAD_FRAMES + 1
 # (seed, preset): drawn at 1280x720, 240 fps, 8 readings.
 DRAWN = [(1060 + i, p) for i, p in enumerate(["clean", "realistic", "hard", "clean",
                                                 "realistic", "hard", "clean", "realistic"])]
+# (seed, preset): drawn at 1280x720, 240 fps, 6 readings, every reading a close take.
+CLOSE = [(1070 + i, p) for i, p in enumerate(["realistic", "hard", "clean"] * 2)]
 
 
 def hand_square(frame, who, shrink, cx, cy, k, side=SIDE_PX):
@@ -112,19 +119,24 @@ def main():
     ap.add_argument("--contact", default="data/contact")
     ap.add_argument("--bin", default="target/release/karuta-referee")
     ap.add_argument("--no-draw", action="store_true", help="use only the recordings already drawn")
+    ap.add_argument("--close", action="store_true", help="add the close-take recordings")
     args = ap.parse_args()
     os.makedirs(os.path.join(args.data, "rec"), exist_ok=True)
     os.makedirs(os.path.join(args.data, "parts"), exist_ok=True)
     # Only recordings drawn whole (the simulator's `DONE` beside them).
     recs = sorted(r for r in glob.glob(os.path.join(args.contact, "rec", "*-240"))
                   if os.path.exists(os.path.join(r, "DONE")))
-    for seed, preset in DRAWN:
-        out = os.path.join(args.data, "rec", f"{preset}-{seed}-1280x720-240")
+    drawn = [(seed, preset, "rec", ["--readings", "8"]) for seed, preset in DRAWN]
+    if args.close:
+        drawn += [(seed, preset, "close", ["--readings", "6", "--close-takes"]) for seed, preset in CLOSE]
+    for seed, preset, folder, extra in drawn:
+        os.makedirs(os.path.join(args.data, folder), exist_ok=True)
+        out = os.path.join(args.data, folder, f"{preset}-{seed}-1280x720-240")
         if not os.path.exists(os.path.join(out, "DONE")):
             if args.no_draw:
                 continue
             subprocess.run([args.bin, "simulate", "--seed", str(seed), "--preset", preset, "--size", "1280x720",
-                            "--fps", "240", "--readings", "8", "--labels", "--out", out],
+                            "--fps", "240", "--labels", "--out", out] + extra,
                            check=True, stdout=subprocess.DEVNULL)
             open(os.path.join(out, "DONE"), "w").close()
         recs.append(out)

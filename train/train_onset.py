@@ -22,7 +22,11 @@ kept: an onset network trained with a rival's hand").
 Seeds 1045 (hard, 640x360) and 1059 (hard, 1280x720), kept out of training, give the
 validation numbers printed at the end: per touch, where the longest run of its frames at
 0.5 or more begins, against the truth; alone, and with a rival's hand landing 25 mm away
-12.5 ms before it.
+12.5 ms before it. Where the data holds the close takes (make_onset_data.py --close),
+seed 1074 (hard, every reading a close take), also kept out, gives the same for the
+touches of close takes, and the gap the two touches' times give each take against the
+true one. `--validate-only MODEL` prints
+the validation numbers of a trained network (ONNX, run by onnxruntime) on this data.
 """
 
 import argparse
@@ -41,7 +45,9 @@ IN_PX = 48
 BACK = [1, 2, 4, 6]
 CHANNELS = 3 * (len(BACK) + 2)
 SEED = 20261128
-VAL_SEEDS = {1045, 1059}
+VAL_SEEDS = {1045, 1059, 1074}
+# The close-take recordings (make_onset_data.py CLOSE).
+CLOSE_SEEDS = range(1070, 1076)
 # The window's frames (make_onset_data.py): the touch lies between frames ONSET - 1
 # and ONSET.
 ONSET = 30
@@ -173,6 +179,7 @@ def main():
     ap.add_argument("--lr", type=float, default=2e-3)
     ap.add_argument("--rival-share", type=float, default=0.0,
                     help="share of training windows given a rival's hand (0: none, the committed model)")
+    ap.add_argument("--validate-only", metavar="MODEL", help="only print the validation numbers of this ONNX network")
     args = ap.parse_args()
     torch.manual_seed(SEED)
     rng = np.random.default_rng(SEED)
@@ -187,7 +194,17 @@ def main():
     # Donors of a rival's hand: the other player's touches of the same split.
     donors = {(split, p): idx[player[idx] == p] for split, idx in (("tr", tr), ("vi", vi)) for p in (0, 1)}
     lo = max(BACK)
-    print(f"onset: train {len(tr)} touches, validation {len(vi)}; {window} frames each", flush=True)
+    close = np.isin(seeds, list(CLOSE_SEEDS))
+    print(f"onset: train {len(tr)} touches ({int(close[tr].sum())} of close takes), validation {len(vi)} "
+          f"({int(close[vi].sum())}); {window} frames each", flush=True)
+    if args.validate_only:
+        import onnxruntime
+        sess = onnxruntime.InferenceSession(args.validate_only, providers=["CPUExecutionProvider"])
+        name = sess.get_inputs()[0].name
+        # The exported network takes one input at a time.
+        run = lambda x: torch.from_numpy(np.concatenate([sess.run(None, {name: r[None]})[0] for r in x.numpy()]))
+        validate(run, crops, masks, plates, times, touch, player, vi, donors, lo, window, seeds)
+        return
     net = ContactNet(CHANNELS)
 
     def batch_loss():
@@ -209,18 +226,21 @@ def main():
         return F.binary_cross_entropy_with_logits(net(x), y)
 
     fit(net, args, batch_loss)
-    validate(net, crops, masks, plates, times, touch, player, vi, donors, lo, window)
+    validate(net, crops, masks, plates, times, touch, player, vi, donors, lo, window, seeds)
     export(net, CHANNELS, args.out, "frames", "landed", IN_PX)
 
 
-def validate(net, crops, masks, plates, times, touch, player, vi, donors, lo, window):
-    """The onset error over the validation touches: alone, and with the other player's
-    next validation touch landing 25 mm away (to the side, and below the centre's hand),
-    3 frames (12.5 ms) before."""
+def validate(net, crops, masks, plates, times, touch, player, vi, donors, lo, window, seeds):
+    """The onset error over the validation touches of single takes: alone, and with the
+    other player's next validation touch landing 25 mm away (to the side, and below the
+    centre's hand), 3 frames (12.5 ms) before; then over the touches of close takes, with
+    the order their times give each take."""
+    close = np.isin(seeds[vi], list(CLOSE_SEEDS))
+    single, both = vi[~close], vi[close]
     for rival in (False, True):
         errs, none = [], 0
         with torch.no_grad():
-            for n in vi:
+            for n in single:
                 frames = None
                 if rival:
                     pool = donors[("vi", 1 - player[n])]
@@ -245,6 +265,40 @@ def validate(net, crops, masks, plates, times, touch, player, vi, donors, lo, wi
                   f"error mean {e.mean():.1f} ms, sd {e.std():.1f}; |error| median {np.median(a):.1f}, "
                   f"p90 {np.percentile(a, 90):.1f}, p95 {np.percentile(a, 95):.1f} ms; "
                   f"within a frame {int((a <= FRAME_S * 1000).sum())}, within 2 ms {int((a <= 2.0).sum())}", flush=True)
+    if not len(both):
+        return
+    found = {}
+    with torch.no_grad():
+        for n in both:
+            x = torch.from_numpy(np.stack([planes(crops[n], plates[n], i, None, False)
+                                           for i in range(lo, window)]))
+            found[n] = onset_time(torch.sigmoid(net(x))[:, 0].numpy(), times[n, lo:])
+    errs = np.array([(found[n] - touch[n]) * 1000.0 for n in both if found[n] is not None])
+    a = np.abs(errs)
+    print(f"validation, close takes: {len(both)} touches, {len(both) - len(errs)} never reached; "
+          f"error mean {errs.mean():.1f} ms, sd {errs.std():.1f}; |error| median {np.median(a):.1f}, "
+          f"p90 {np.percentile(a, 90):.1f} ms; within a frame {int((a <= FRAME_S * 1000).sum())}, "
+          f"within 2 ms {int((a <= 2.0).sum())}", flush=True)
+    # The two touches of one take: the same recording, the other player, within 25 ms.
+    right, ties, wrong, gaps = 0, 0, 0, []
+    for n in both:
+        for m in both:
+            if m <= n or seeds[m] != seeds[n] or player[m] == player[n] or abs(touch[m] - touch[n]) > 0.025:
+                continue
+            true_gap = (touch[m] - touch[n]) * 1000.0
+            if found[n] is None or found[m] is None:
+                continue
+            gap = (found[m] - found[n]) * 1000.0
+            gaps.append((true_gap, gap))
+            if abs(true_gap) < 0.1:
+                ties += 1
+            elif gap * true_gap > 0:
+                right += 1
+            else:
+                wrong += 1
+    print(f"validation, close takes: {len(gaps)} takes timed; {right} in the right order, {wrong} not, "
+          f"{ties} true ties; gaps true / measured, ms: "
+          + ", ".join(f"{t:.1f}/{g:.1f}" for t, g in sorted(gaps)), flush=True)
 
 
 if __name__ == "__main__":
