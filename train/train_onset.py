@@ -25,8 +25,8 @@ validation numbers printed at the end: per touch, where the longest run of its f
 12.5 ms before it. Where the data holds the close takes (make_onset_data.py --close),
 seed 1074 (hard, every reading a close take), also kept out, gives the same for the
 touches of close takes, and the gap the two touches' times give each take against the
-true one. `--validate-only MODEL` prints
-the validation numbers of a trained network (ONNX, run by onnxruntime) on this data.
+true one. `--validate-only MODEL` prints the validation numbers of a trained network
+(ONNX, run by onnxruntime) on this data.
 """
 
 import argparse
@@ -38,6 +38,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from make_onset_data import CLOSE
 from train_contact import ContactNet, colour, degrade, export, fit
 
 IN_PX = 48
@@ -46,8 +47,7 @@ BACK = [1, 2, 4, 6]
 CHANNELS = 3 * (len(BACK) + 2)
 SEED = 20261128
 VAL_SEEDS = {1045, 1059, 1074}
-# The close-take recordings (make_onset_data.py CLOSE).
-CLOSE_SEEDS = range(1070, 1076)
+CLOSE_SEEDS = [seed for seed, _ in CLOSE]
 # The window's frames (make_onset_data.py): the touch lies between frames ONSET - 1
 # and ONSET.
 ONSET = 30
@@ -194,7 +194,7 @@ def main():
     # Donors of a rival's hand: the other player's touches of the same split.
     donors = {(split, p): idx[player[idx] == p] for split, idx in (("tr", tr), ("vi", vi)) for p in (0, 1)}
     lo = max(BACK)
-    close = np.isin(seeds, list(CLOSE_SEEDS))
+    close = np.isin(seeds, CLOSE_SEEDS)
     print(f"onset: train {len(tr)} touches ({int(close[tr].sum())} of close takes), validation {len(vi)} "
           f"({int(close[vi].sum())}); {window} frames each", flush=True)
     if args.validate_only:
@@ -235,7 +235,7 @@ def validate(net, crops, masks, plates, times, touch, player, vi, donors, lo, wi
     other player's next validation touch landing 25 mm away (to the side, and below the
     centre's hand), 3 frames (12.5 ms) before; then over the touches of close takes, with
     the order their times give each take."""
-    close = np.isin(seeds[vi], list(CLOSE_SEEDS))
+    close = np.isin(seeds[vi], CLOSE_SEEDS)
     single, both = vi[~close], vi[close]
     for rival in (False, True):
         errs, none = [], 0
@@ -258,13 +258,7 @@ def validate(net, crops, masks, plates, times, touch, player, vi, donors, lo, wi
                     none += 1
                 else:
                     errs.append((t - touch[n]) * 1000.0)
-        if errs:
-            e = np.array(errs)
-            a = np.abs(e)
-            print(f"validation{' with a rival' if rival else ''}: {len(errs) + none} touches, {none} never reached; "
-                  f"error mean {e.mean():.1f} ms, sd {e.std():.1f}; |error| median {np.median(a):.1f}, "
-                  f"p90 {np.percentile(a, 90):.1f}, p95 {np.percentile(a, 95):.1f} ms; "
-                  f"within a frame {int((a <= FRAME_S * 1000).sum())}, within 2 ms {int((a <= 2.0).sum())}", flush=True)
+        summary(f"validation{' with a rival' if rival else ''}", errs, none)
     if not len(both):
         return
     found = {}
@@ -273,12 +267,8 @@ def validate(net, crops, masks, plates, times, touch, player, vi, donors, lo, wi
             x = torch.from_numpy(np.stack([planes(crops[n], plates[n], i, None, False)
                                            for i in range(lo, window)]))
             found[n] = onset_time(torch.sigmoid(net(x))[:, 0].numpy(), times[n, lo:])
-    errs = np.array([(found[n] - touch[n]) * 1000.0 for n in both if found[n] is not None])
-    a = np.abs(errs)
-    print(f"validation, close takes: {len(both)} touches, {len(both) - len(errs)} never reached; "
-          f"error mean {errs.mean():.1f} ms, sd {errs.std():.1f}; |error| median {np.median(a):.1f}, "
-          f"p90 {np.percentile(a, 90):.1f} ms; within a frame {int((a <= FRAME_S * 1000).sum())}, "
-          f"within 2 ms {int((a <= 2.0).sum())}", flush=True)
+    errs = [(found[n] - touch[n]) * 1000.0 for n in both if found[n] is not None]
+    summary("validation, close takes", errs, len(both) - len(errs))
     # The two touches of one take: the same recording, the other player, within 25 ms.
     right, ties, wrong, gaps = 0, 0, 0, []
     for n in both:
@@ -299,6 +289,18 @@ def validate(net, crops, masks, plates, times, touch, player, vi, donors, lo, wi
     print(f"validation, close takes: {len(gaps)} takes timed; {right} in the right order, {wrong} not, "
           f"{ties} true ties; gaps true / measured, ms: "
           + ", ".join(f"{t:.1f}/{g:.1f}" for t, g in sorted(gaps)), flush=True)
+
+
+def summary(what, errs, none):
+    """Prints the onset errors (ms) of touches timed, and how many were never reached."""
+    if not errs:
+        return
+    e = np.array(errs)
+    a = np.abs(e)
+    print(f"{what}: {len(errs) + none} touches, {none} never reached; "
+          f"error mean {e.mean():.1f} ms, sd {e.std():.1f}; |error| median {np.median(a):.1f}, "
+          f"p90 {np.percentile(a, 90):.1f}, p95 {np.percentile(a, 95):.1f} ms; "
+          f"within a frame {int((a <= FRAME_S * 1000).sum())}, within 2 ms {int((a <= 2.0).sum())}", flush=True)
 
 
 if __name__ == "__main__":
