@@ -303,7 +303,10 @@ impl Perceiver {
                         // Timed by the onset network over the frames around it, when
                         // it can be (`timing`).
                         match at_px.filter(|_| self.times_touches()) {
-                            Some(at_px) => self.untimed.push(Untimed { ev, at_px }),
+                            Some(at_px) => {
+                                self.presses.push((player, ev.t_s, at_px));
+                                self.untimed.push(Untimed { ev, at_px });
+                            }
                             None => out.push(ev),
                         }
                         next.contact = Some(card);

@@ -231,6 +231,9 @@ pub struct Perceiver {
     /// Touches confirmed and waiting for the frames after them, to be timed by the
     /// onset network (`timing`).
     untimed: Vec<Untimed>,
+    /// The touches sent to be timed lately: player, time found, where found pressing
+    /// (frame pixels). A rival's among them moves a touch's square (`timing`).
+    presses: Vec<(Player, f64, [f64; 2])>,
     /// The time of the latest event given out, s: none goes before it.
     given_s: f64,
     pub stats: PerceiveStats,
@@ -308,6 +311,7 @@ impl Perceiver {
             pressed_cards: PressedCards::default(),
             held: Vec::new(),
             untimed: Vec::new(),
+            presses: Vec::new(),
             given_s: f64::NEG_INFINITY,
             stats: PerceiveStats::default(),
         }

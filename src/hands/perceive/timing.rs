@@ -8,7 +8,8 @@
 //! touch is put where the longest run of frames it calls landed begins. A touch where it
 //! sees no finger on the card at all (`never_landed`) is dropped, and so is one it sees
 //! no finger land for once it has shown it sees fingers land on this recording
-//! (`onset_proven`).
+//! (`onset_proven`). Where a rival's touch presses close by at the same moment (a close
+//! take), the square is moved up the player's own finger (`square_centre`).
 //!
 //! Reads the contact crops kept around a touch and the point it presses; changes only
 //! the touch's time, its `frames` and `t_err_s`, or drops it.
@@ -16,7 +17,8 @@
 use super::Perceiver;
 use crate::hands::contact::{CropSource, ONSET_BACK_FRAMES};
 use crate::hands::HandsError;
-use crate::rules::model::Event;
+use crate::rules::geometry::Pt;
+use crate::rules::model::{Event, EventKind, Player};
 use std::sync::Arc;
 
 /// The frames looked at around a touch found: from this long before its time, s (the
@@ -64,6 +66,29 @@ pub fn onset_proven(tried: usize, landed: usize) -> bool {
 /// on average with a spread of 9.9 ms (the error's median 2.3 ms, p90 6.7 ms, p95 11.9
 /// ms: a few are put on the hold before the finger came down).
 pub const CONTACT_TIMED_SD_S: f64 = 0.01;
+
+/// A rival's touch found within this long of a touch, s, and pressing within
+/// `RIVAL_NEAR_MM` of it, lands inside its square. In a close take both players' fingers
+/// come down on the same card, each from its own side: in the 47 close takes of the
+/// simulator's truth on the tuning and training recordings, the touching fingertips lie
+/// 24-41 mm apart (median 31), A's always 21-41 mm nearer A's side than B's. Where the two
+/// touches press is often found on one finger (the hand network's regions of two hands
+/// that meet over a card run into each other), and the onset network, centred there,
+/// times that finger's landing for both.
+pub const RIVAL_NEAR_S: f64 = 0.05;
+/// Half the onset network's square (48 px at 2 mm a pixel).
+pub const RIVAL_NEAR_MM: f64 = 48.0;
+/// Such a touch is timed on a square moved this far towards its player's own side of
+/// the field. Centred where its own fingertip presses, the square moves up its own
+/// finger, which is longer; centred on the rival's fingertip, it moves to within 0-16 mm
+/// of its own (24-41 mm away), and the rival's lies 25 mm off the centre. On the
+/// windows of the 36 close takes of `train/close_square.py` (seeds 1070-1075, which the
+/// committed onset network never saw), the slope of the two touches' measured gap
+/// against the true one: both squares on one finger, 0.00-0.01 (every take timed a tie,
+/// as `analyze` found); each on its own fingertip, 0.56; each moved 25 mm towards its own
+/// side, 0.91 (the gap's error median 2.1 ms, p90 7.4 ms); one of them moved from the
+/// rival's fingertip, 0.53-0.72 (docs/hands.md, "a rival's touch beside").
+pub const RIVAL_SHIFT_MM: f64 = 25.0;
 
 /// A touch confirmed and waiting for the frames after it, to be timed: the event and
 /// where the fingertip presses (frame pixels).
@@ -144,6 +169,31 @@ pub fn never_landed(ps: &[(usize, f64, f64)], min_frames: usize) -> bool {
         .any(|&(start, len)| start == 0 || len >= min_frames)
 }
 
+/// Where the onset network's square is centred (field mm) to time `player`'s touch found
+/// at `t_s` pressing at `at`, beside the other touches sent to be timed lately (`others`:
+/// player, time found, where pressing): at `at`, or `RIVAL_SHIFT_MM` towards the player's
+/// own side of the field when a rival's touch presses within `RIVAL_NEAR_MM` of it within
+/// `RIVAL_NEAR_S`.
+pub fn square_centre(player: Player, t_s: f64, at: Pt, others: &[(Player, f64, Pt)]) -> Pt {
+    let rival = others.iter().any(|&(p, t, q)| {
+        p != player
+            && (t - t_s).abs() <= RIVAL_NEAR_S
+            && (q.x_mm - at.x_mm).hypot(q.y_mm - at.y_mm) <= RIVAL_NEAR_MM
+    });
+    if !rival {
+        return at;
+    }
+    // The field's y points towards player B (contract section 1).
+    let dy = match player {
+        Player::A => -RIVAL_SHIFT_MM,
+        Player::B => RIVAL_SHIFT_MM,
+    };
+    Pt {
+        x_mm: at.x_mm,
+        y_mm: at.y_mm + dy,
+    }
+}
+
 impl Perceiver {
     /// Times the touches waiting whose frames after (`TIMED_AFTER_S`) have all come by
     /// `now_s`, or every one (`all`, at the end of the video), and holds them with the
@@ -153,6 +203,8 @@ impl Perceiver {
             .into_iter()
             .partition(|u| all || u.ev.t_s + TIMED_AFTER_S <= now_s);
         self.untimed = wait;
+        self.presses
+            .retain(|(_, t, _)| *t >= now_s - TIMED_AFTER_S - 2.0 * RIVAL_NEAR_S);
         for u in ready {
             if let Some(ev) = self.timed(u)? {
                 self.held.push(ev);
@@ -209,6 +261,24 @@ impl Perceiver {
         net.landed_p(frames, at_px, scale)
     }
 
+    /// Where the onset network's square is centred to time touch `ev`, found pressing at
+    /// `at_px` (`square_centre` over the touches sent to be timed lately).
+    fn square_centre_px(&self, ev: &Event, at_px: [f64; 2]) -> Result<[f64; 2], HandsError> {
+        let EventKind::Touch { player, .. } = ev.what else {
+            return Ok(at_px);
+        };
+        let mut others = Vec::with_capacity(self.presses.len());
+        for &(p, t, q) in &self.presses {
+            others.push((p, t, self.map.point_to_field(q)?));
+        }
+        let at = self.map.point_to_field(at_px)?;
+        let centre = square_centre(player, ev.t_s, at, &others);
+        if centre == at {
+            return Ok(at_px);
+        }
+        Ok(self.map.to_image(&[centre])?[0])
+    }
+
     /// One touch timed by the onset network over the kept frames around it; as found
     /// when the network gives no time for it; `None` (dropped) when the frames looked at
     /// reach `TIMED_AFTER_S` past it and the network saw no finger land there
@@ -218,6 +288,7 @@ impl Perceiver {
         if self.contact.is_none() || self.plate.is_none() {
             return Ok(Some(ev));
         }
+        let at_px = self.square_centre_px(&ev, at_px)?;
         let scale = self.px_per_mm(self.map.point_to_field(at_px)?)?;
         let (from, to) = (ev.t_s - TIMED_BEFORE_S, ev.t_s + TIMED_AFTER_S);
         let t0 = std::time::Instant::now();
@@ -342,6 +413,32 @@ mod tests {
         let mut ps = rows(&[0.9, 0.9]);
         follow_back::<()>(&mut ps, [(99, 0.0)], |_| Ok(None)).unwrap();
         assert_eq!(onset_from_landed(&ps), None);
+    }
+
+    #[test]
+    fn a_touch_with_a_rivals_touch_beside_it_is_timed_up_its_own_players_finger() {
+        let at = Pt::new(-212.0, -50.0);
+        // Alone, or with only its own player's other touches: where it presses.
+        assert_eq!(square_centre(Player::A, 25.5, at, &[]), at);
+        let own = [(Player::A, 25.51, Pt::new(-210.0, -45.0))];
+        assert_eq!(square_centre(Player::A, 25.5, at, &own), at);
+        // B's touch found 4 ms later pressing 5 mm away (both found on one finger, as
+        // in held-out hard-7301 reading 4): each square moves towards its own side.
+        let b_at = Pt::new(-215.0, -48.0);
+        let both = [(Player::A, 25.5, at), (Player::B, 25.504, b_at)];
+        let a = square_centre(Player::A, 25.5, at, &both);
+        assert_eq!((a.x_mm, a.y_mm), (at.x_mm, at.y_mm - RIVAL_SHIFT_MM));
+        let b = square_centre(Player::B, 25.504, b_at, &both);
+        assert_eq!((b.x_mm, b.y_mm), (b_at.x_mm, b_at.y_mm + RIVAL_SHIFT_MM));
+        // A rival's touch too long before, or pressing outside the square: no move.
+        let early = [(Player::B, 25.5 - RIVAL_NEAR_S - 0.001, b_at)];
+        assert_eq!(square_centre(Player::A, 25.5, at, &early), at);
+        let far = [(
+            Player::B,
+            25.5,
+            Pt::new(-212.0, -50.0 + RIVAL_NEAR_MM + 1.0),
+        )];
+        assert_eq!(square_centre(Player::A, 25.5, at, &far), at);
     }
 
     #[test]
