@@ -28,8 +28,8 @@ import cv2
 import numpy as np
 import onnxruntime
 
-from make_contact_data import MM_PER_PX, SIDE_PX, cut, halved, px_per_mm
-from make_onset_data import AHEAD_FRAMES, BACK_FRAMES, WINDOW
+from make_contact_data import MM_PER_PX, SIDE_PX, cut, px_per_mm
+from make_onset_data import AHEAD_FRAMES, BACK_FRAMES, WINDOW, frames_with_plate
 from train_onset import BACK, IN_PX, onset_time
 
 # The two touches of a close take are at most this far apart, s.
@@ -75,15 +75,7 @@ def windows(rec):
         jobs.append({"first": j - BACK_FRAMES, "t": t["t_s"], "player": t["player"], "rival_t": r["t_s"],
                      "mid": np.array(h["keypoints_px"]["middle"]), "rival_mid": np.array(hr["keypoints_px"]["middle"]),
                      "y_px": field_y_px(h), "s": px_per_mm(h), "crops": [], "times": [], "plate": None})
-    cap = cv2.VideoCapture(os.path.join(rec, "video.mp4"))
-    plate = None
-    for i, f in enumerate(frames):
-        ok, img = cap.read()
-        if not ok:
-            break
-        img, shrink = halved(img)
-        if plate is None or not any(h["inside"] for h in f["hands"]):
-            plate = img
+    for i, f, img, shrink, plate in frames_with_plate(rec, frames):
         for job in jobs:
             if job["first"] <= i < job["first"] + WINDOW:
                 c = job["mid"] * shrink

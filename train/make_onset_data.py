@@ -63,6 +63,22 @@ def hand_square(frame, who, shrink, cx, cy, k, side=SIDE_PX):
     return m
 
 
+def frames_with_plate(rec, frames):
+    """Each frame of the recording's video with its labels (`frames`): the index, the
+    labels, the image (halved when wide), its scale, and the plate (the latest image with
+    no hand over the playing area)."""
+    cap = cv2.VideoCapture(os.path.join(rec, "video.mp4"))
+    plate = None
+    for i, f in enumerate(frames):
+        ok, img = cap.read()
+        if not ok:
+            break
+        img, shrink = halved(img)
+        if plate is None or not any(h["inside"] for h in f["hands"]):
+            plate = img
+        yield i, f, img, shrink, plate
+
+
 def extract(rec):
     """The windows of squares around each direct touch of one recording."""
     with open(os.path.join(rec, "labels", "frames.jsonl")) as fh:
@@ -90,15 +106,7 @@ def extract(rec):
     for k, job in enumerate(jobs):
         for f in range(job["first"], job["first"] + WINDOW):
             by_frame.setdefault(f, []).append(k)
-    cap = cv2.VideoCapture(os.path.join(rec, "video.mp4"))
-    plate = None
-    for i, f in enumerate(frames):
-        ok, img = cap.read()
-        if not ok:
-            break
-        img, shrink = halved(img)
-        if plate is None or not any(h["inside"] for h in f["hands"]):
-            plate = img
+    for i, f, img, shrink, plate in frames_with_plate(rec, frames):
         for k in by_frame.get(i, []):
             job = jobs[k]
             cx, cy = job["mid"][0] * shrink, job["mid"][1] * shrink
