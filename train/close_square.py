@@ -24,13 +24,12 @@ import glob
 import json
 import os
 
-import cv2
 import numpy as np
 import onnxruntime
 
 from make_contact_data import MM_PER_PX, SIDE_PX, cut, px_per_mm
 from make_onset_data import AHEAD_FRAMES, BACK_FRAMES, WINDOW, frames_with_plate
-from train_onset import BACK, IN_PX, onset_time
+from train_onset import BACK, onset_time, planes
 
 # The two touches of a close take are at most this far apart, s.
 CLOSE_S = 0.021
@@ -92,14 +91,9 @@ def landed_time(sess, job, centre):
     """The onset network's time for the touch with its square centred at `centre` (crop
     pixels), or None."""
     name = sess.get_inputs()[0].name
-    m = np.float32([[1, 0, IN_PX / 2 - centre[0]], [0, 1, IN_PX / 2 - centre[1]]])
-    ps = []
-    for i in range(max(BACK), WINDOW):
-        ims = [job["crops"][i]] + [job["crops"][i - b] for b in BACK] + [job["plate"]]
-        ims = [cv2.warpAffine(a, m, (IN_PX, IN_PX), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
-               for a in ims]
-        x = np.concatenate([a[:, :, ::-1] for a in ims], axis=2).astype(np.float32) / 255.0 - 0.5
-        ps.append(sess.run(None, {name: np.ascontiguousarray(x.transpose(2, 0, 1))[None]})[0][0, 0])
+    crops = np.stack(job["crops"])
+    ps = [sess.run(None, {name: planes(crops, job["plate"], i, None, False, centre=centre)[None]})[0][0, 0]
+          for i in range(max(BACK), WINDOW)]
     p = 1.0 / (1.0 + np.exp(-np.array(ps)))
     return onset_time(p, np.array(job["times"][max(BACK):]))
 

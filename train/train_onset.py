@@ -111,13 +111,14 @@ def rival_for(crops, masks, plate, i, donor, donor_masks, donor_plate, rng):
                       delta, off, rng.random() < 0.5)
 
 
-def planes(crops, plate, i, rng, train, frames=None):
+def planes(crops, plate, i, rng, train, frames=None, centre=None):
     """The input of window position `i`: the frame, the frames `BACK` before and the
     plate, turned, scaled, shifted and put through the same colour change (each frame
     its own noise and compression). `frames` (window position -> frame) stands in for
-    `crops` where given."""
+    `crops` where given. The square is cut around `centre` (crop pixels; the crops'
+    middle when not given)."""
     side = crops.shape[1]
-    c = np.array([side / 2, side / 2])
+    c = np.array([side / 2, side / 2]) if centre is None else np.asarray(centre, dtype=float)
     if train:
         c = c + np.clip(rng.normal(0, 2.0, 2), -5, 5)
         ang, scale = rng.uniform(0, 360), rng.uniform(0.85, 1.18)

@@ -183,7 +183,7 @@ pub fn square_centre(player: Player, t_s: f64, at: Pt, others: &[(Player, f64, P
     if !rival {
         return at;
     }
-    // The field's y points towards player B (contract section 1).
+    // The field's y points towards player B (contract section 2).
     let dy = match player {
         Player::A => -RIVAL_SHIFT_MM,
         Player::B => RIVAL_SHIFT_MM,
