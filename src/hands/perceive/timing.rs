@@ -66,6 +66,17 @@ pub fn onset_proven(tried: usize, landed: usize) -> bool {
 /// on average with a spread of 9.9 ms (the error's median 2.3 ms, p90 6.7 ms, p95 11.9
 /// ms: a few are put on the hold before the finger came down).
 pub const CONTACT_TIMED_SD_S: f64 = 0.01;
+/// How far a touch timed on a sharp landing strays (`sharp_onset`), s (one standard
+/// deviation, beside the frame's own bracket). Measured inside `analyze` on the eleven
+/// tuning recordings of docs/hands.md: 55 of the 236 touches timed were sharp, their
+/// error's spread 1.9 ms and largest 4.3 ms (on the six held out, kept out of this
+/// choice: 41 of 131, 2.3 ms, largest 6.0 ms).
+pub const CONTACT_SHARP_SD_S: f64 = 0.0025;
+/// A landing is sharp when the onset network's probability is below this at the frame
+/// before the run a touch is timed at...
+pub const SHARP_BELOW_P: f64 = 0.2;
+/// ...and above this at the run's first frame, with no frame called landed before it.
+pub const SHARP_ABOVE_P: f64 = 0.8;
 
 /// A rival's touch found within this long of a touch, s, and pressing within
 /// `RIVAL_NEAR_MM` of it, lands inside its square. In a close take both players' fingers
@@ -98,15 +109,32 @@ pub(super) struct Untimed {
     pub at_px: [f64; 2],
 }
 
+/// Two runs of frames called landed with no more than this many frames between them are
+/// one landing (`onset_from_landed`): the network's probability can dip under `LANDED_P`
+/// for a frame while the finger stays down. Measured offline over the onset network's
+/// probabilities logged in `analyze` on the eleven tuning recordings of docs/hands.md
+/// (238 touches matched to the truth): timed within a frame 190 to 198, |error| p95
+/// 15.4 to 12.7 ms, 20 ms or more off 10 to 11; the close takes' largest error 62 to 34
+/// ms. Joining over two frames put 14 touches 20 ms or more off.
+pub const LANDED_GAP_FRAMES: usize = 1;
+
 /// The moment the finger landed, from the onset network's probabilities over the frames
 /// around a touch (`(frame, t_s, p)` in time order): where the longest run of frames at
-/// `LANDED_P` or more begins (the earliest of the longest), the time where the
-/// probability crosses `LANDED_P` between its first frame and the one before (linear).
-/// A finger pressing stays down for 30 ms or more; a hand held over the card before it
-/// comes down, for a few frames. `None` when no frame is at `LANDED_P`, or the longest
-/// run begins with the first frame (landed before the frames looked at).
+/// `LANDED_P` or more begins (the earliest of the longest; runs split by
+/// `LANDED_GAP_FRAMES` or fewer are one), the time where the probability crosses
+/// `LANDED_P` between its first frame and the one before (linear). A finger pressing
+/// stays down for 30 ms or more; a hand held over the card before it comes down, for a
+/// few frames. `None` when no frame is at `LANDED_P`, or the longest run begins with the
+/// first frame (landed before the frames looked at).
 pub fn onset_from_landed(ps: &[(usize, f64, f64)]) -> Option<(f64, [usize; 2])> {
-    let (start, _) = landed_runs(ps)
+    let mut joined: Vec<(usize, usize)> = Vec::new();
+    for (start, len) in landed_runs(ps) {
+        match joined.last_mut() {
+            Some((s, l)) if start - (*s + *l) <= LANDED_GAP_FRAMES => *l = start + len - *s,
+            _ => joined.push((start, len)),
+        }
+    }
+    let (start, _) = joined
         .iter()
         .copied()
         .reduce(|best, r| if r.1 > best.1 { r } else { best })?;
@@ -114,6 +142,21 @@ pub fn onset_from_landed(ps: &[(usize, f64, f64)]) -> Option<(f64, [usize; 2])> 
     let ((fa, ta, pa), (fb, tb, pb)) = (ps[i], ps[start]);
     let f = ((LANDED_P - pa) / (pb - pa)).clamp(0.0, 1.0);
     Some((ta + f * (tb - ta), [fa, fb]))
+}
+
+/// Whether the landing a touch was timed at (`onset_from_landed`'s second frame `fb`,
+/// over the same `ps`) is sharp: no frame before it called landed, the probability under
+/// `SHARP_BELOW_P` at the frame before it and over `SHARP_ABOVE_P` at it. A finger held
+/// over the card first, or a slow crossing, puts the time on the hold or anywhere along
+/// the slope; a sharp landing is timed to `CONTACT_SHARP_SD_S`.
+pub fn sharp_onset(ps: &[(usize, f64, f64)], fb: usize) -> bool {
+    let Some(i) = ps.iter().position(|r| r.0 == fb) else {
+        return false;
+    };
+    i >= 1
+        && ps[..i].iter().all(|r| r.2 < LANDED_P)
+        && ps[i - 1].2 < SHARP_BELOW_P
+        && ps[i].2 > SHARP_ABOVE_P
 }
 
 /// The frames looked at around a touch (`ps`, as `onset_from_landed`'s), followed back
@@ -330,7 +373,12 @@ impl Perceiver {
                 .map_or(0.0, |w| w[1].1 - w[0].1);
             ev.t_s = t;
             ev.frames = Some([fa as u64, fb as u64]);
-            ev.t_err_s = (bracket / 12f64.sqrt()).hypot(CONTACT_TIMED_SD_S);
+            let sd = if sharp_onset(&ps, fb) {
+                CONTACT_SHARP_SD_S
+            } else {
+                CONTACT_TIMED_SD_S
+            };
+            ev.t_err_s = (bracket / 12f64.sqrt()).hypot(sd);
             self.stats.onset_landed += 1;
         }
         Ok(Some(ev))
@@ -346,6 +394,22 @@ mod tests {
             .enumerate()
             .map(|(i, &p)| (i, i as f64 / 240.0, p))
             .collect()
+    }
+
+    #[test]
+    fn only_a_landing_with_no_hold_before_it_and_a_sharp_crossing_is_sharp() {
+        let sharp = |ps: &[f64]| {
+            let r = rows(ps);
+            let (_, [_, fb]) = onset_from_landed(&r).expect("timed");
+            sharp_onset(&r, fb)
+        };
+        assert!(sharp(&[0.0, 0.1, 0.05, 0.95, 1.0, 1.0, 1.0, 0.9]));
+        // A slow crossing: 0.3 then 0.7.
+        assert!(!sharp(&[0.0, 0.1, 0.3, 0.7, 1.0, 1.0, 1.0, 0.9]));
+        // A hand held low over the card a frame before the finger came down.
+        assert!(!sharp(&[0.0, 0.6, 0.1, 0.95, 1.0, 1.0, 1.0, 0.9]));
+        // A frame not in `ps` is not sharp.
+        assert!(!sharp_onset(&rows(&[0.0, 1.0]), 7));
     }
 
     #[test]
@@ -368,8 +432,21 @@ mod tests {
         assert_eq!(frames, [5, 6]);
         assert!((t - (5.0 + 1.0 / 3.0) / 240.0).abs() < 1e-9, "{t}");
         // Of two runs as long, the earlier.
-        let (_, frames) = onset_from_landed(&rows(&[0.1, 0.8, 0.8, 0.1, 0.8, 0.8])).unwrap();
+        let (_, frames) = onset_from_landed(&rows(&[0.1, 0.8, 0.8, 0.1, 0.1, 0.8, 0.8])).unwrap();
         assert_eq!(frames, [0, 1]);
+    }
+
+    #[test]
+    fn a_landing_the_network_lets_go_of_for_one_frame_is_one_landing() {
+        // Pressing from frame 1, one frame under 0.5 at 2 and lifted at 5: 4 frames, as
+        // long as the press from 6, and earlier.
+        let ps = rows(&[0.1, 0.9, 0.4, 0.9, 0.9, 0.1, 0.9, 0.9, 0.9, 0.9]);
+        assert_eq!(onset_from_landed(&ps).unwrap().1, [0, 1]);
+        // Two frames under it split the landing: the longer run is the press.
+        let ps = rows(&[
+            0.1, 0.9, 0.4, 0.4, 0.9, 0.9, 0.9, 0.1, 0.1, 0.1, 0.9, 0.9, 0.9, 0.9,
+        ]);
+        assert_eq!(onset_from_landed(&ps).unwrap().1, [9, 10]);
     }
 
     #[test]
@@ -406,9 +483,9 @@ mod tests {
         assert!((t - (7.0 + 0.2 / 0.5) / 240.0).abs() < 1e-9, "{t}");
         // A later run longer than the one at the first frame: the network already timed
         // it, and nothing is followed back.
-        let mut ps = rows(&[0.9, 0.2, 0.9, 0.9, 0.9]);
+        let mut ps = rows(&[0.9, 0.2, 0.2, 0.9, 0.9, 0.9]);
         follow_back::<()>(&mut ps, [(99, 0.0)], |_| panic!("not asked")).unwrap();
-        assert_eq!(ps.len(), 5);
+        assert_eq!(ps.len(), 6);
         // A frame the network cannot see ends the walk: no time, as before.
         let mut ps = rows(&[0.9, 0.9]);
         follow_back::<()>(&mut ps, [(99, 0.0)], |_| Ok(None)).unwrap();

@@ -36,7 +36,8 @@ pub const SEND_AFTER_FOUL_MIN_S: f64 = 0.5;
 /// Two touch times closer than this are the same moment (18-1), whatever the error bars.
 pub const EXACT_TIE_S: f64 = 1e-6;
 /// Two touches within this many standard deviations of their combined timing error
-/// cannot be ordered by the camera: simultaneous (18-1), flagged for review.
+/// cannot be ordered surely by the camera: the ruling holds the order measured (the
+/// likelier one, with its probability as the confidence), flagged for review.
 pub const TIE_SIGMAS: f64 = 2.0;
 
 /// Where a card is.
@@ -477,6 +478,9 @@ struct Draft {
     review: Option<Review>,
     take: Option<Take>,
     confidence: f64,
+    /// Two touches the camera could not order surely: the probability that the order
+    /// measured is right, the confidence of the close call it flags.
+    order_p: Option<f64>,
     /// 19, 23-6: the reading's otetsuki do not count.
     fouls_invalid: bool,
     fouls: Vec<Foul>,
@@ -490,6 +494,7 @@ impl Default for Draft {
             review: None,
             take: None,
             confidence: 1.0,
+            order_p: None,
             fouls_invalid: false,
             fouls: Vec::new(),
         }

@@ -111,7 +111,12 @@ impl Referee {
                 ..
             })
         ) {
-            draft.confidence *= 0.6;
+            // A close call of two touches' order is as sure as that order; any other,
+            // a guess.
+            draft.confidence = match draft.order_p {
+                Some(p) => draft.confidence.min(p),
+                None => draft.confidence * 0.6,
+            };
         }
 
         let cards_after = self.counts();

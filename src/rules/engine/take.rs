@@ -145,23 +145,25 @@ impl Referee {
                         let dt = (x.t_s - y.t_s).abs();
                         let sigma = (x.t_err_s.powi(2) + y.t_err_s.powi(2)).sqrt();
                         let first = if x.t_s <= y.t_s { x } else { y };
-                        if dt > EXACT_TIE_S
-                            && dt <= TIE_SIGMAS * sigma
-                            && self.order_decides_nothing(owner, &f.early, &x, &y)
-                        {
-                            // Whoever was first, the same player has the card (21-1,
-                            // 21-3): the touches' order as measured stands, unflagged.
-                            let has = self.has_card(&first, &f.early);
-                            draft.why.push(format!("The touches are {:.1} ms apart, within the camera's timing error, but whoever touched first, {has} has the card.", dt * 1e3));
-                            Ok(first)
-                        } else if dt <= EXACT_TIE_S || dt <= TIE_SIGMAS * sigma {
-                            if dt > EXACT_TIE_S {
+                        if dt <= EXACT_TIE_S {
+                            Err((x, y))
+                        } else if dt <= TIE_SIGMAS * sigma {
+                            if self.order_decides_nothing(owner, &f.early, &x, &y) {
+                                // Whoever was first, the same player has the card (21-1,
+                                // 21-3): the touches' order as measured stands, unflagged.
+                                let has = self.has_card(&first, &f.early);
+                                draft.why.push(format!("The touches are {:.1} ms apart, within the camera's timing error, but whoever touched first, {has} has the card.", dt * 1e3));
+                            } else {
+                                // The camera cannot order them surely: the order it measured
+                                // is the likelier one, and a person decides (contract 5).
+                                let p_first = order_probability(dt, sigma);
+                                draft.order_p = Some(p_first);
                                 draft.flag(
                                     ReviewWhat::CloseCall,
-                                    format!("the touches are {:.1} ms apart, within the camera's timing error ({:.1} ms at {TIE_SIGMAS} standard deviations)", dt * 1e3, TIE_SIGMAS * sigma * 1e3),
+                                    format!("the touches are {:.1} ms apart, within the camera's timing error ({:.1} ms at {TIE_SIGMAS} standard deviations): {} first is the likelier order ({:.0}%); touched at the same moment, the card would be {owner}'s (18-1)", dt * 1e3, TIE_SIGMAS * sigma * 1e3, first.player, p_first * 100.0),
                                 );
                             }
-                            Err((x, y))
+                            Ok(first)
                         } else {
                             Ok(first)
                         }
@@ -246,6 +248,16 @@ impl Referee {
         let together = early_voids(owner, early);
         self.has_card(x, early) == together && self.has_card(y, early) == together
     }
+}
+
+/// The probability that the touch measured first was first, for two touches measured
+/// `dt_s` apart with a combined timing error of `sigma_s` (one standard deviation, the
+/// errors taken as normal): Φ(dt/σ).
+pub(super) fn order_probability(dt_s: f64, sigma_s: f64) -> f64 {
+    if sigma_s <= 0.0 {
+        return 1.0;
+    }
+    0.5 * (1.0 + libm::erf(dt_s / sigma_s / std::f64::consts::SQRT_2))
 }
 
 /// 21-1: the take of the one player whose lead hand entered early goes to the opponent
