@@ -67,10 +67,11 @@ pub fn onset_proven(tried: usize, landed: usize) -> bool {
 /// ms: a few are put on the hold before the finger came down).
 pub const CONTACT_TIMED_SD_S: f64 = 0.01;
 /// How far a touch timed on a sharp landing strays (`sharp_onset`), s (one standard
-/// deviation, beside the frame's own bracket). Measured inside `analyze` on the eleven
-/// tuning recordings of docs/hands.md: 55 of the 236 touches timed were sharp, their
-/// error's spread 1.9 ms and largest 4.3 ms (on the six held out, kept out of this
-/// choice: 41 of 131, 2.3 ms, largest 6.0 ms).
+/// deviation, beside the frame's own bracket). Chosen on the eleven tuning recordings of
+/// docs/hands.md, where 55 of the 236 touches timed inside `analyze` were sharp, their
+/// error's spread 1.9 ms and largest 4.3 ms. With runs joined over a dip
+/// (`LANDED_GAP_FRAMES`), 59 matched, 2.1 ms and 5.4 ms; on the six held out, kept out of
+/// the choice, 42, 2.3 ms and 6.0 ms.
 pub const CONTACT_SHARP_SD_S: f64 = 0.0025;
 /// A landing is sharp when the onset network's probability is below this at the frame
 /// before the run a touch is timed at...

@@ -141,32 +141,11 @@ impl Referee {
             (a, b) => {
                 let winner = match (a, b) {
                     (Some(x), None) | (None, Some(x)) => Ok(x),
+                    (Some(x), Some(y)) if (x.t_s - y.t_s).abs() <= EXACT_TIE_S => Err((x, y)),
                     (Some(x), Some(y)) => {
-                        let dt = (x.t_s - y.t_s).abs();
-                        let sigma = (x.t_err_s.powi(2) + y.t_err_s.powi(2)).sqrt();
                         let first = if x.t_s <= y.t_s { x } else { y };
-                        if dt <= EXACT_TIE_S {
-                            Err((x, y))
-                        } else if dt <= TIE_SIGMAS * sigma {
-                            if self.order_decides_nothing(owner, &f.early, &x, &y) {
-                                // Whoever was first, the same player has the card (21-1,
-                                // 21-3): the touches' order as measured stands, unflagged.
-                                let has = self.has_card(&first, &f.early);
-                                draft.why.push(format!("The touches are {:.1} ms apart, within the camera's timing error, but whoever touched first, {has} has the card.", dt * 1e3));
-                            } else {
-                                // The camera cannot order them surely: the order it measured
-                                // is the likelier one, and a person decides (contract 5).
-                                let p_first = order_probability(dt, sigma);
-                                draft.order_p = Some(p_first);
-                                draft.flag(
-                                    ReviewWhat::CloseCall,
-                                    format!("the touches are {:.1} ms apart, within the camera's timing error ({:.1} ms at {TIE_SIGMAS} standard deviations): {} first is the likelier order ({:.0}%); touched at the same moment, the card would be {owner}'s (18-1)", dt * 1e3, TIE_SIGMAS * sigma * 1e3, first.player, p_first * 100.0),
-                                );
-                            }
-                            Ok(first)
-                        } else {
-                            Ok(first)
-                        }
+                        self.weigh_close_touches(owner, &f.early, &x, &y, draft);
+                        Ok(first)
                     }
                     (None, None) => unreachable!("matched above"),
                 };
@@ -232,6 +211,39 @@ impl Referee {
             w.player.other()
         };
         early_voids(p, early)
+    }
+
+    /// Two direct touches of the read card at different moments, `x` and `y`: within
+    /// `TIE_SIGMAS` of their combined timing error the camera cannot order them surely.
+    /// The order measured stands (the likelier one): unflagged when it decides nothing
+    /// (`order_decides_nothing`), else flagged as a close call with the probability of
+    /// that order, and a person decides (contract 5).
+    fn weigh_close_touches(
+        &self,
+        owner: Player,
+        early: &[(Player, f64)],
+        x: &SeenTouch,
+        y: &SeenTouch,
+        draft: &mut Draft,
+    ) {
+        let dt = (x.t_s - y.t_s).abs();
+        let sigma = x.t_err_s.hypot(y.t_err_s);
+        if dt > TIE_SIGMAS * sigma {
+            return;
+        }
+        let first = if x.t_s <= y.t_s { x } else { y };
+        if self.order_decides_nothing(owner, early, x, y) {
+            // Whoever was first, the same player has the card (21-1, 21-3).
+            let has = self.has_card(first, early);
+            draft.why.push(format!("The touches are {:.1} ms apart, within the camera's timing error, but whoever touched first, {has} has the card.", dt * 1e3));
+            return;
+        }
+        let p_first = order_probability(dt, sigma);
+        draft.order_p = Some(p_first);
+        draft.flag(
+            ReviewWhat::CloseCall,
+            format!("the touches are {:.1} ms apart, within the camera's timing error ({:.1} ms at {TIE_SIGMAS} standard deviations): {} first is the likelier order ({:.0}%); touched at the same moment, the card would be {owner}'s (18-1)", dt * 1e3, TIE_SIGMAS * sigma * 1e3, first.player, p_first * 100.0),
+        );
     }
 
     /// Two direct touches of the read card closer than the timing error: whether the
