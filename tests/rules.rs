@@ -263,7 +263,19 @@ fn art_18_1_touches_closer_than_the_timing_error_keep_their_measured_order_and_a
     let r = judge_one(&l, 30, &[a, b]);
     assert_eq!(take(&r), (B, TakeHow::Direct));
     assert!((r.confidence - 0.856).abs() < 0.005, "{}", r.confidence);
-    // Exact times 3 ms apart are not simultaneous, nor in doubt.
+    // Timed 1 ms apart with those errors, they are the same moment as far as the camera
+    // can tell: simultaneous, to the owner (B), and flagged.
+    let mut a = touch(11.800, A, 30);
+    let mut b = touch(11.801, B, 30);
+    a.t_err_s = 0.002;
+    b.t_err_s = 0.002;
+    let r = judge_one(&l, 30, &[a, b]);
+    assert_eq!(take(&r), (B, TakeHow::Simultaneous));
+    assert_eq!(r.needs_review.as_ref().unwrap().what, ReviewWhat::CloseCall);
+    // Exact times 1 ms or 3 ms apart are not simultaneous, nor in doubt.
+    let r = judge_one(&l, 30, &[touch(11.800, A, 30), touch(11.801, B, 30)]);
+    assert_eq!(take(&r), (A, TakeHow::Direct));
+    assert!(r.needs_review.is_none());
     let r = judge_one(&l, 30, &[touch(11.800, A, 30), touch(11.803, B, 30)]);
     assert_eq!(take(&r), (A, TakeHow::Direct));
     assert!(r.needs_review.is_none());

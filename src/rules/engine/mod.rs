@@ -35,6 +35,13 @@ pub const NO_TAKE_WINDOW_S: f64 = 2.0;
 pub const SEND_AFTER_FOUL_MIN_S: f64 = 0.5;
 /// Two touch times closer than this are the same moment (18-1), whatever the error bars.
 pub const EXACT_TIE_S: f64 = 1e-6;
+/// Two touches the camera timed (with a timing error) and measured closer than this, and
+/// within their error, are the same moment as far as it can tell: simultaneous (18-1),
+/// flagged for review. Chosen on the eleven tuning recordings of docs/analyze.md, where
+/// the simulator's same-moment takes were measured 0.4-1.7 ms apart and the takes a few
+/// ms apart 0.0-1.9 ms when read under 2 ms: any bound from 1.3 to 2.2 ms rules 7 of the
+/// 11 close takes right (5 with none).
+pub const SAME_MOMENT_S: f64 = 0.0015;
 /// Two touches within this many standard deviations of their combined timing error
 /// cannot be ordered surely by the camera: the ruling holds the order measured (the
 /// likelier one, with its probability as the confidence), flagged for review.

@@ -141,7 +141,9 @@ impl Referee {
             (a, b) => {
                 let winner = match (a, b) {
                     (Some(x), None) | (None, Some(x)) => Ok(x),
-                    (Some(x), Some(y)) if (x.t_s - y.t_s).abs() <= EXACT_TIE_S => Err((x, y)),
+                    (Some(x), Some(y)) if self.same_moment(owner, &f.early, &x, &y, draft) => {
+                        Err((x, y))
+                    }
                     (Some(x), Some(y)) => {
                         let first = if x.t_s <= y.t_s { x } else { y };
                         self.weigh_close_touches(owner, &f.early, &x, &y, draft);
@@ -211,6 +213,34 @@ impl Referee {
             w.player.other()
         };
         early_voids(p, early)
+    }
+
+    /// Whether two direct touches of the read card are the same moment (18-1): their times
+    /// equal, or, timed by the camera, closer than `SAME_MOMENT_S` and within their
+    /// timing error, which is flagged for review unless their order decides nothing.
+    fn same_moment(
+        &self,
+        owner: Player,
+        early: &[(Player, f64)],
+        x: &SeenTouch,
+        y: &SeenTouch,
+        draft: &mut Draft,
+    ) -> bool {
+        let dt = (x.t_s - y.t_s).abs();
+        if dt <= EXACT_TIE_S {
+            return true;
+        }
+        let sigma = x.t_err_s.hypot(y.t_err_s);
+        if dt > SAME_MOMENT_S || dt > TIE_SIGMAS * sigma {
+            return false;
+        }
+        if !self.order_decides_nothing(owner, early, x, y) {
+            draft.flag(
+                ReviewWhat::CloseCall,
+                format!("the touches are {:.1} ms apart, as near the same moment as the camera can tell ({:.1} ms; timing error {:.1} ms at {TIE_SIGMAS} standard deviations): simultaneous, the card to {owner} (18-1)", dt * 1e3, SAME_MOMENT_S * 1e3, TIE_SIGMAS * sigma * 1e3),
+            );
+        }
+        true
     }
 
     /// Two direct touches of the read card at different moments, `x` and `y`: within
