@@ -141,14 +141,7 @@ impl Referee {
             (a, b) => {
                 let winner = match (a, b) {
                     (Some(x), None) | (None, Some(x)) => Ok(x),
-                    (Some(x), Some(y)) if self.same_moment(owner, &f.early, &x, &y, draft) => {
-                        Err((x, y))
-                    }
-                    (Some(x), Some(y)) => {
-                        let first = if x.t_s <= y.t_s { x } else { y };
-                        self.weigh_close_touches(owner, &f.early, &x, &y, draft);
-                        Ok(first)
-                    }
+                    (Some(x), Some(y)) => self.order_two_touches(owner, &f.early, x, y, draft),
                     (None, None) => unreachable!("matched above"),
                 };
                 match winner {
@@ -215,65 +208,55 @@ impl Referee {
         early_voids(p, early)
     }
 
-    /// Whether two direct touches of the read card are the same moment (18-1): their times
-    /// equal, or, timed by the camera, closer than `SAME_MOMENT_S` and within their
-    /// timing error, which is flagged for review unless their order decides nothing.
-    fn same_moment(
+    /// Two direct touches of the read card, `x` and `y`: the first (`Ok`), or both when
+    /// they were the same moment (`Err`, 18-1). Equal times are the same moment. Within
+    /// `TIE_SIGMAS` of their combined timing error the camera cannot order them surely:
+    /// measured closer than `SAME_MOMENT_S` they are the same moment as far as it can
+    /// tell, else the order measured stands (the likelier one, its probability kept as the
+    /// close call's confidence). Either is flagged for review unless the order decides
+    /// nothing (`order_decides_nothing`): a person decides (contract 5).
+    fn order_two_touches(
         &self,
         owner: Player,
         early: &[(Player, f64)],
-        x: &SeenTouch,
-        y: &SeenTouch,
+        x: SeenTouch,
+        y: SeenTouch,
         draft: &mut Draft,
-    ) -> bool {
+    ) -> Result<SeenTouch, (SeenTouch, SeenTouch)> {
         let dt = (x.t_s - y.t_s).abs();
-        if dt <= EXACT_TIE_S {
-            return true;
-        }
         let sigma = x.t_err_s.hypot(y.t_err_s);
-        if dt > SAME_MOMENT_S || dt > TIE_SIGMAS * sigma {
-            return false;
+        let first = if x.t_s <= y.t_s { x } else { y };
+        if dt <= EXACT_TIE_S {
+            return Err((x, y));
         }
-        if !self.order_decides_nothing(owner, early, x, y) {
+        if dt > TIE_SIGMAS * sigma {
+            return Ok(first);
+        }
+        let same = dt <= SAME_MOMENT_S;
+        if self.order_decides_nothing(owner, early, &x, &y) {
+            if !same {
+                // Whoever was first, the same player has the card (21-1, 21-3).
+                let has = self.has_card(&first, early);
+                draft.why.push(format!("The touches are {:.1} ms apart, within the camera's timing error, but whoever touched first, {has} has the card.", dt * 1e3));
+            }
+        } else if same {
             draft.flag(
                 ReviewWhat::CloseCall,
                 format!("the touches are {:.1} ms apart, as near the same moment as the camera can tell ({:.1} ms; timing error {:.1} ms at {TIE_SIGMAS} standard deviations): simultaneous, the card to {owner} (18-1)", dt * 1e3, SAME_MOMENT_S * 1e3, TIE_SIGMAS * sigma * 1e3),
             );
+        } else {
+            let p_first = order_probability(dt, sigma);
+            draft.order_p = Some(p_first);
+            draft.flag(
+                ReviewWhat::CloseCall,
+                format!("the touches are {:.1} ms apart, within the camera's timing error ({:.1} ms at {TIE_SIGMAS} standard deviations): {} first is the likelier order ({:.0}%); touched at the same moment, the card would be {owner}'s (18-1)", dt * 1e3, TIE_SIGMAS * sigma * 1e3, first.player, p_first * 100.0),
+            );
         }
-        true
-    }
-
-    /// Two direct touches of the read card at different moments, `x` and `y`: within
-    /// `TIE_SIGMAS` of their combined timing error the camera cannot order them surely.
-    /// The order measured stands (the likelier one): unflagged when it decides nothing
-    /// (`order_decides_nothing`), else flagged as a close call with the probability of
-    /// that order, and a person decides (contract 5).
-    fn weigh_close_touches(
-        &self,
-        owner: Player,
-        early: &[(Player, f64)],
-        x: &SeenTouch,
-        y: &SeenTouch,
-        draft: &mut Draft,
-    ) {
-        let dt = (x.t_s - y.t_s).abs();
-        let sigma = x.t_err_s.hypot(y.t_err_s);
-        if dt > TIE_SIGMAS * sigma {
-            return;
+        if same {
+            Err((x, y))
+        } else {
+            Ok(first)
         }
-        let first = if x.t_s <= y.t_s { x } else { y };
-        if self.order_decides_nothing(owner, early, x, y) {
-            // Whoever was first, the same player has the card (21-1, 21-3).
-            let has = self.has_card(first, early);
-            draft.why.push(format!("The touches are {:.1} ms apart, within the camera's timing error, but whoever touched first, {has} has the card.", dt * 1e3));
-            return;
-        }
-        let p_first = order_probability(dt, sigma);
-        draft.order_p = Some(p_first);
-        draft.flag(
-            ReviewWhat::CloseCall,
-            format!("the touches are {:.1} ms apart, within the camera's timing error ({:.1} ms at {TIE_SIGMAS} standard deviations): {} first is the likelier order ({:.0}%); touched at the same moment, the card would be {owner}'s (18-1)", dt * 1e3, TIE_SIGMAS * sigma * 1e3, first.player, p_first * 100.0),
-        );
     }
 
     /// Two direct touches of the read card closer than the timing error: whether the
