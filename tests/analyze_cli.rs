@@ -211,7 +211,20 @@ fn bad_input_gets_one_line_and_exit_2() {
     one_line_exit_2(&analyze(&fold, &fold.join("out"), &[]), "calibration.json");
     assert!(!fold.join("out/decisions.jsonl").exists());
 
-    for d in [&rec, &empty, &bad_readings, &late, &cut, &fold] {
+    // A layout.json whose players block names a hand that is neither left nor right.
+    let hand = tmp("badhand");
+    std::fs::create_dir_all(&hand).unwrap();
+    std::fs::copy(rec.join("video.mp4"), hand.join("video.mp4")).unwrap();
+    std::fs::copy(rec.join("readings.jsonl"), hand.join("readings.jsonl")).unwrap();
+    std::fs::write(
+        hand.join("layout.json"),
+        "{\"players\": {\"A\": {\"lead_hand\": \"middle\"}}, \"cards\": []}\n",
+    )
+    .unwrap();
+    one_line_exit_2(&analyze(&hand, &hand.join("out"), &[]), "layout.json");
+    assert!(!hand.join("out/decisions.jsonl").exists());
+
+    for d in [&rec, &empty, &bad_readings, &late, &cut, &fold, &hand] {
         let _ = std::fs::remove_dir_all(d);
     }
 }

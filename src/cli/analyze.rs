@@ -199,6 +199,7 @@ fn prepare(dir: &Path) -> Result<Prepared> {
     } else {
         readings_from_sound(&video)?
     };
+    let players = declared_players(dir)?;
     let reader = VideoReader::open_recording(dir).map_err(|e| judge_error(e.into()))?;
     let size_guess = [0, 0];
     let intrinsics = lens_of(dir, size_guess)?;
@@ -233,6 +234,7 @@ fn prepare(dir: &Path) -> Result<Prepared> {
         })
         .collect();
     measured.note_candidates();
+    measured.layout.players = players;
     let layout_wall_s = layout_started.elapsed().as_secs_f64();
     let map = FieldMap::new(
         measured.image_to_field,
@@ -261,6 +263,21 @@ fn prepare(dir: &Path) -> Result<Prepared> {
         named_by_reading,
         layout_wall_s,
     })
+}
+
+/// The players block of `DIR/layout.json` when there is one: a lead hand declared there
+/// is every touch's hand and the rules' lead hand (13-2), instead of the hand read at the
+/// player's first touch. Its cards are never read: they are measured from the video.
+fn declared_players(dir: &Path) -> Result<BTreeMap<rules::Player, rules::PlayerInfo>> {
+    let path = dir.join("layout.json");
+    if !path.is_file() {
+        return Ok(BTreeMap::new());
+    }
+    let text = read_text(&path)?;
+    Ok(rules::parse::parse_players(
+        &path.display().to_string(),
+        &text,
+    )?)
 }
 
 /// The `.part` name a file is written under until it is complete.

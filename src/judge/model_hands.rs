@@ -7,8 +7,9 @@
 //! (`models/contact.onnx`) judged them; the hand network's own contact map finds few
 //! true touches and many false ones. Either way the card tracker also infers touches
 //! from the cards they set moving, with the driver from these hands' fingertips, and a
-//! touch the hands saw replaces the one inferred for the same player and card. Once the
-//! player's usual hand is known (below), every touch and drive of theirs is given the
+//! touch the hands saw replaces the one inferred for the same player and card. Every
+//! touch and drive of a player is given the lead hand the layout declares for them
+//! (`players.lead_hand`); without one, once the player's usual hand is known (below), the
 //! hand of their first touch (`known_hand`). An entry or a leave
 //! counts only once it has held for `HOLD_S` (a hand flickering at the edge, or a
 //! pair briefly taken for another, does not enter). Which hand drove a card is that same
@@ -198,6 +199,8 @@ pub struct ModelHands {
     votes: [[u64; 2]; 2],
     /// The hand given to each player's first direct touch passed on (13-2: the lead hand).
     first_touch: [Option<Hand>; 2],
+    /// The lead hand the layout declares for each player (`players.lead_hand`).
+    declared: [Option<Hand>; 2],
     /// The latest event time seen from the perceiver.
     events_until_s: f64,
     /// The perceiver's touches are ruled on (it has the contact network).
@@ -218,6 +221,7 @@ const SWEEP_KEEP_S: f64 = 0.4;
 impl ModelHands {
     pub fn new(perceiver: Perceiver, name: String) -> ModelHands {
         let touches = perceiver.contact_model().is_some();
+        let declared = Player::BOTH.map(|p| perceiver.declared_lead(p));
         ModelHands {
             touches,
             perceiver,
@@ -226,6 +230,7 @@ impl ModelHands {
             hold: Hold::default(),
             votes: [[0; 2]; 2],
             first_touch: [None; 2],
+            declared,
             events_until_s: f64::NEG_INFINITY,
             places: VecDeque::new(),
             awaiting: Vec::new(),
@@ -272,10 +277,11 @@ impl ModelHands {
         }
     }
 
-    /// The hand every touch and drive of the player is given, once their usual hand is
-    /// known: the hand given to their first touch (`known_hand`).
+    /// The hand every touch and drive of the player is given: the lead hand the layout
+    /// declares for them, from the start; else, once their usual hand is known, the hand
+    /// given to their first touch (`known_hand`).
     fn known_hand(&self, p: Player) -> Option<Hand> {
-        known_hand(self.usual(p), self.first_touch[p.index()])
+        self.declared[p.index()].or_else(|| known_hand(self.usual(p), self.first_touch[p.index()]))
     }
 
     /// The hands as the card tracker is told them (module doc).

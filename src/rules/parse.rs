@@ -2,10 +2,10 @@
 //! bytes and names the source). Every problem names the source, the line or field, and
 //! what is wrong, in words an official understands.
 
-use crate::rules::model::{Event, EventKind, Layout, Reading};
+use crate::rules::model::{Event, EventKind, Layout, Player, PlayerInfo, Reading};
 use crate::rules::poems::POEM_COUNT;
 use serde::de::DeserializeOwned;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use thiserror::Error;
 
 /// Input that cannot be used: `source: place: problem`.
@@ -198,6 +198,21 @@ pub fn parse_events(src: &str, text: &str) -> Result<Vec<Event>, InputError> {
     Ok(out)
 }
 
+/// Parses only the `players` block of a `layout.json` (names and declared lead hands),
+/// for a run that measures the cards themselves from the video.
+pub fn parse_players(src: &str, text: &str) -> Result<BTreeMap<Player, PlayerInfo>, InputError> {
+    #[derive(serde::Deserialize)]
+    struct Players {
+        #[serde(default)]
+        players: BTreeMap<Player, PlayerInfo>,
+    }
+    let p: Players = serde_json::from_str(text).map_err(|e| {
+        let place = format!("line {}", e.line());
+        InputError::new(src, place, json_problem(&e))
+    })?;
+    Ok(p.players)
+}
+
 /// Parses and checks `layout.json`: poems 1..100, rows 1..3, no card in two places.
 pub fn parse_layout(src: &str, text: &str) -> Result<Layout, InputError> {
     let layout: Layout = serde_json::from_str(text).map_err(|e| {
@@ -308,5 +323,20 @@ mod tests {
             parse_layout("layout.json", ok).unwrap().cards[0].candidates,
             vec![12, 13]
         );
+    }
+    #[test]
+    fn the_players_block_is_read_alone_and_a_bad_hand_is_refused() {
+        let l = r#"{"players":{"A":{"name":"x","lead_hand":"left"},"B":{}},"cards":[{"poem":3}]}"#;
+        let p = parse_players("layout.json", l).unwrap();
+        assert_eq!(
+            p[&Player::A].lead_hand,
+            Some(crate::rules::model::Hand::Left)
+        );
+        assert_eq!(p[&Player::B].lead_hand, None);
+        assert!(parse_players("layout.json", "{}").unwrap().is_empty());
+        let bad = "{\"players\":\n{\"A\":{\"lead_hand\":\"middle\"}}}";
+        let e = parse_players("layout.json", bad).unwrap_err();
+        assert_eq!(e.place, "line 2");
+        assert!(e.problem.contains("unknown variant"), "{e}");
     }
 }

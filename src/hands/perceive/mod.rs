@@ -41,7 +41,7 @@ use super::model::{shrink, Backend, HandModel, SmallFrame};
 use super::HandsError;
 use crate::field::{Calibration, FieldMap};
 use crate::rules::geometry::{rotated_rect, FieldGeometry, Pt};
-use crate::rules::model::{CardRef, Event, Layout, Player};
+use crate::rules::model::{CardRef, Event, Hand, Layout, Player};
 use opencv::core::Mat;
 use std::collections::VecDeque;
 use std::path::Path;
@@ -330,6 +330,11 @@ impl Perceiver {
     }
 
     /// The contact network in use, if any.
+    /// The lead hand the layout declares for the player (`players.lead_hand`), if any.
+    pub fn declared_lead(&self, p: Player) -> Option<Hand> {
+        self.layout.lead_hand(p)
+    }
+
     pub fn contact_model(&self) -> Option<&Path> {
         self.contact.as_ref().map(|c| c.path())
     }
