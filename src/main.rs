@@ -131,6 +131,10 @@ enum Command {
         /// The lens part of calibration.json.
         #[arg(long)]
         calibration: Option<PathBuf>,
+        /// A layout.json whose `players` block declares the players' lead hands (its
+        /// cards are not read: they are measured from the video).
+        #[arg(long)]
+        layout: Option<PathBuf>,
         #[arg(long, default_value = "models/hands.onnx")]
         hands_model: PathBuf,
         /// Write, per frame, when each stage took it and was done with it (CSV, ms after
@@ -358,6 +362,7 @@ fn main() -> ExitCode {
             realtime,
             readings,
             calibration,
+            layout,
             hands_model,
             stage_times,
             backend,
@@ -369,6 +374,7 @@ fn main() -> ExitCode {
                 realtime,
                 readings,
                 calibration,
+                layout,
                 hands: cli::analyze::HandsChoice::Model {
                     path: hands_model,
                     backend,

@@ -69,4 +69,23 @@ fn live_rules_every_reading_and_times_each_stage_in_order() {
         assert!(at.windows(2).all(|p| p[0] <= p[1]), "{r:?}");
         assert!(r[5] >= 0.0, "{r:?}");
     }
+    // A layout whose players block names a hand that is neither left nor right: one
+    // line naming the file, exit status 2, no ruling.
+    let bad = rec.join("players.json");
+    std::fs::write(&bad, "{\"players\": {\"B\": {\"lead_hand\": \"both\"}}}\n").unwrap();
+    let o = Command::new(BIN)
+        .arg("live")
+        .arg("--video")
+        .arg(rec.join("video.mp4"))
+        .arg("--readings")
+        .arg(rec.join("readings.jsonl"))
+        .arg("--layout")
+        .arg(&bad)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("players.json"), "{stderr}");
+    assert!(o.stdout.is_empty());
 }

@@ -24,6 +24,8 @@ pub struct LiveArgs {
     pub realtime: bool,
     pub readings: Option<String>,
     pub calibration: Option<PathBuf>,
+    /// A `layout.json` whose `players` block declares the lead hands.
+    pub layout: Option<PathBuf>,
     pub hands: HandsChoice,
     /// Where to write each frame's stage times (CSV).
     pub stage_times: Option<PathBuf>,
@@ -224,9 +226,17 @@ pub fn live(args: &LiveArgs, out: &mut dyn Write) -> Result<()> {
             )
         }
     };
+    let players = match &args.layout {
+        Some(p) if !p.is_file() => {
+            return Err(InputError::new(&p.display().to_string(), "file", "does not exist").into())
+        }
+        Some(p) => crate::cli::analyze::declared_players(p)?,
+        None => Default::default(),
+    };
     let mut measured =
         measure_layout(&layout_video, None, intrinsics.as_ref()).map_err(detect_error)?;
     measured.note_candidates();
+    measured.layout.players = players;
     let map = FieldMap::new(
         measured.image_to_field,
         intrinsics,
