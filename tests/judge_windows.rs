@@ -709,7 +709,7 @@ fn a_take_lost_to_the_hand_that_is_not_the_lead_hand_goes_to_review() {
             e
         })
         .collect();
-    let ruled = rule_one(&layout, &readings, flipped, taken.seq, false);
+    let ruled = rule_one(&layout, &readings, flipped.clone(), taken.seq, false);
     // 21-3: the card goes to the opponent, and the call rests on the camera's left and right.
     assert!(
         ruled.articles.iter().any(|a| a == "21-3"),
@@ -722,6 +722,20 @@ fn a_take_lost_to_the_hand_that_is_not_the_lead_hand_goes_to_review() {
     let review = ruled.needs_review.as_ref().expect("sent to review");
     assert_eq!(review.what, ReviewWhat::Rules);
     assert!(review.reason.contains("21-3"), "{}", review.reason);
+    // The reason says where the lead hand came from: the layout's declaration, or
+    // (with no declaration) the hand read at the player's first touch.
+    let declared = layout.lead_hand(take.player.other()).is_some();
+    let source = if declared {
+        "the layout declares"
+    } else {
+        "first touch"
+    };
+    assert!(review.reason.contains(source), "{}", review.reason);
+    let mut undeclared = layout.clone();
+    undeclared.players.clear();
+    let ruled = rule_one(&undeclared, &readings, flipped.clone(), taken.seq, false);
+    let review = ruled.needs_review.as_ref().expect("sent to review");
+    assert!(review.reason.contains("first touch"), "{}", review.reason);
     // The same touches with the lead hand: the take stands, nothing to review.
     let kept = rule_one(&layout, &readings, events.clone(), taken.seq, false);
     assert_eq!(kept.take, taken.take);

@@ -46,6 +46,9 @@ pub struct Windows {
     /// Touches that move no card are seen from fingertips alone (a contact network), so
     /// a foul resting on one goes to review (`mark_fingertip_fouls`).
     fingertip_touches: bool,
+    /// Each player's lead hand was declared in the layout (`players.lead_hand`), not
+    /// taken from their first touch.
+    declared_lead: [bool; 2],
 }
 
 impl Windows {
@@ -63,6 +66,7 @@ impl Windows {
             named_by_reading: BTreeMap::new(),
             called: None,
             fingertip_touches: false,
+            declared_lead: Player::BOTH.map(|p| layout.lead_hand(p).is_some()),
         }
     }
 
@@ -256,10 +260,12 @@ impl Windows {
         let mut ruling = self.referee.judge(&r, &window);
         if self.hands_seen {
             mark_undriven_take(&mut ruling, &window);
-            mark_other_hand(&mut ruling);
+            mark_other_hand(&mut ruling, self.declared_lead);
             if let Some(mut before) = before {
                 let lead = Player::BOTH.map(|p| self.referee.lead_hand(p));
-                mark_other_hand_fouls(&mut ruling, &window, lead, |w| before.judge(&r, w).fouls);
+                mark_other_hand_fouls(&mut ruling, &window, lead, self.declared_lead, |w| {
+                    before.judge(&r, w).fouls
+                });
                 // A rival seen beside the read card puts the take in doubt even when the
                 // rival's hand was passing.
                 mark_rival_beside(&mut ruling, &all, &beside);
@@ -461,18 +467,29 @@ pub const FOUL_CARD_MOVED_S: f64 = 1.0;
 /// and read wrong on some frames (docs/hands.md); one misreading of the first touch
 /// turns every later take of that player into such a call. So the ruling goes to review,
 /// naming what it rests on; a ruling already sent to review keeps its reason.
-fn mark_other_hand(r: &mut Ruling) {
+fn mark_other_hand(r: &mut Ruling, declared_lead: [bool; 2]) {
     if r.needs_review.is_some() || !r.articles.iter().any(|a| a == "21-3") {
         return;
     }
     let Some(take) = &r.take else { return };
     let player = take.player.other();
+    let lead = lead_words(player, declared_lead);
     r.needs_review = Some(Review {
         reason: format!(
-            "the take turns on {player:?}'s hand being read as the one that is not the lead hand (21-3), and the lead hand on the hand read at {player:?}'s first touch (13-2): check which hand touched"
+            "the take turns on {player:?}'s hand being read as the one that is not the lead hand (21-3), and {lead}: check which hand touched"
         ),
         what: ReviewWhat::Rules,
     });
+}
+
+/// Where a player's lead hand came from, for a review's reason: the layout's declaration,
+/// or the hand read at their first touch (13-2).
+fn lead_words(player: Player, declared_lead: [bool; 2]) -> String {
+    if declared_lead[player.index()] {
+        format!("the lead hand is the one the layout declares for {player:?} (13-2)")
+    } else {
+        format!("the lead hand is the hand read at {player:?}'s first touch (13-2)")
+    }
 }
 
 /// A touch read as made with the hand that is not the lead hand commits no otetsuki
@@ -486,6 +503,7 @@ fn mark_other_hand_fouls(
     r: &mut Ruling,
     window: &[Event],
     lead: [Option<Hand>; 2],
+    declared_lead: [bool; 2],
     fouls_if_lead: impl FnOnce(&[Event]) -> Vec<Foul>,
 ) {
     if r.needs_review.is_some() || !r.articles.iter().any(|a| a == "23-5") {
@@ -531,9 +549,10 @@ fn mark_other_hand_fouls(
         Some(p) => format!("card {p}"),
         None => touched_card_words(None, *territory),
     };
+    let lead = lead_words(*player, declared_lead);
     r.needs_review = Some(Review {
         reason: format!(
-            "{player:?}'s touch of {card} at {:.3} s was read as the {hand} hand, not the lead hand, and so is no otetsuki (23-5); the lead hand is the hand read at {player:?}'s first touch (13-2): check which hand touched",
+            "{player:?}'s touch of {card} at {:.3} s was read as the {hand} hand, not the lead hand, and so is no otetsuki (23-5); {lead}: check which hand touched",
             first.t_s
         ),
         what: ReviewWhat::Rules,
