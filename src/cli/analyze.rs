@@ -1,5 +1,6 @@
 //! `analyze DIR [--out OUT] [--resume]`: the referee from video, over a recording. Reads the
-//! recording (video, readings, the lens part of calibration.json, labels when asked),
+//! recording (video, readings, the lens part of calibration.json, the players block of
+//! layout.json, labels when asked),
 //! measures the layout, runs `judge::run`, and writes `OUT/layout.json`,
 //! `OUT/events.jsonl` and `OUT/decisions.jsonl`. The two JSON Lines files are written
 //! under `.part` names, a line at a time and flushed, and renamed when the run is
