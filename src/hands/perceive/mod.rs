@@ -329,12 +329,12 @@ impl Perceiver {
         Ok(self.map.to_field(px)?)
     }
 
-    /// The contact network in use, if any.
     /// The lead hand the layout declares for the player (`players.lead_hand`), if any.
     pub fn declared_lead(&self, p: Player) -> Option<Hand> {
         self.layout.lead_hand(p)
     }
 
+    /// The contact network in use, if any.
     pub fn contact_model(&self) -> Option<&Path> {
         self.contact.as_ref().map(|c| c.path())
     }
