@@ -200,7 +200,13 @@ fn prepare(dir: &Path) -> Result<Prepared> {
     } else {
         readings_from_sound(&video)?
     };
-    let players = declared_players(&dir.join("layout.json"))?;
+    // A recording need not have a layout.json: without one, no lead hand is declared.
+    let layout_path = dir.join("layout.json");
+    let players = if layout_path.is_file() {
+        declared_players(&layout_path)?
+    } else {
+        BTreeMap::new()
+    };
     let reader = VideoReader::open_recording(dir).map_err(|e| judge_error(e.into()))?;
     let size_guess = [0, 0];
     let intrinsics = lens_of(dir, size_guess)?;
@@ -267,13 +273,10 @@ fn prepare(dir: &Path) -> Result<Prepared> {
 }
 
 /// The players block of a `layout.json` (`DIR/layout.json` for `analyze`, `--layout` for
-/// `live`), or none when there is no such file: a lead hand declared there is every
-/// touch's hand and the rules' lead hand (13-2), instead of the hand read at the player's
-/// first touch. Its cards are never read: they are measured from the video.
+/// `live`): a lead hand declared there is every touch's hand and the rules' lead hand
+/// (13-2), instead of the hand read at the player's first touch. Its cards are never
+/// read: they are measured from the video.
 pub fn declared_players(path: &Path) -> Result<BTreeMap<rules::Player, rules::PlayerInfo>> {
-    if !path.is_file() {
-        return Ok(BTreeMap::new());
-    }
     let text = read_text(path)?;
     Ok(rules::parse::parse_players(
         &path.display().to_string(),

@@ -227,9 +227,6 @@ pub fn live(args: &LiveArgs, out: &mut dyn Write) -> Result<()> {
         }
     };
     let players = match &args.layout {
-        Some(p) if !p.is_file() => {
-            return Err(InputError::new(&p.display().to_string(), "file", "does not exist").into())
-        }
         Some(p) => crate::cli::analyze::declared_players(p)?,
         None => Default::default(),
     };

@@ -199,8 +199,6 @@ pub struct ModelHands {
     votes: [[u64; 2]; 2],
     /// The hand given to each player's first direct touch passed on (13-2: the lead hand).
     first_touch: [Option<Hand>; 2],
-    /// The lead hand the layout declares for each player (`players.lead_hand`).
-    declared: [Option<Hand>; 2],
     /// The latest event time seen from the perceiver.
     events_until_s: f64,
     /// The perceiver's touches are ruled on (it has the contact network).
@@ -221,7 +219,6 @@ const SWEEP_KEEP_S: f64 = 0.4;
 impl ModelHands {
     pub fn new(perceiver: Perceiver, name: String) -> ModelHands {
         let touches = perceiver.contact_model().is_some();
-        let declared = Player::BOTH.map(|p| perceiver.declared_lead(p));
         ModelHands {
             touches,
             perceiver,
@@ -230,7 +227,6 @@ impl ModelHands {
             hold: Hold::default(),
             votes: [[0; 2]; 2],
             first_touch: [None; 2],
-            declared,
             events_until_s: f64::NEG_INFINITY,
             places: VecDeque::new(),
             awaiting: Vec::new(),
@@ -281,7 +277,9 @@ impl ModelHands {
     /// declares for them, from the start; else, once their usual hand is known, the hand
     /// given to their first touch (`known_hand`).
     fn known_hand(&self, p: Player) -> Option<Hand> {
-        self.declared[p.index()].or_else(|| known_hand(self.usual(p), self.first_touch[p.index()]))
+        self.perceiver
+            .declared_lead(p)
+            .or_else(|| known_hand(self.usual(p), self.first_touch[p.index()]))
     }
 
     /// The hands as the card tracker is told them (module doc).
