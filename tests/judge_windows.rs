@@ -882,3 +882,66 @@ fn a_foul_dismissed_for_a_touch_read_as_the_other_hand_goes_to_review() {
     assert_eq!(typed.fouls, read_left.fouls);
     assert!(typed.needs_review.is_none(), "{:?}", typed.needs_review);
 }
+
+#[test]
+fn a_take_whose_touch_was_pressed_again_after_the_rivals_goes_to_review() {
+    use karuta_referee::rules::{Event, EventKind, ReviewWhat, TakeHow};
+    let (layout, readings, events) = example();
+    let (taken, from, to) = clean_direct_take(&layout, &readings, &events);
+    let take = taken.take.clone().unwrap();
+    let rival = take.player.other();
+    let hand = first_hand(&events);
+    let touch = |player, t_s: f64, pressed_s: f64| {
+        let mut e = Event::new(
+            t_s,
+            EventKind::Touch {
+                player,
+                hand,
+                poem: Some(taken.poem),
+                territory: None,
+                direct: true,
+            },
+        );
+        e.t_err_s = 0.005;
+        e.pressed_s = Some(pressed_s);
+        e
+    };
+    // The taker's first press lasts 20 ms; the rival's touch of the read card comes 50 ms
+    // after it (well past the timing error: the order measured is sure), and the taker
+    // presses again `again_s` after the first.
+    let judged = |again_s: Option<f64>, rival_s: f64| {
+        let mut seen: Vec<Event> = events
+            .iter()
+            .filter(|e| {
+                !(e.t_s >= from
+                    && e.t_s < to
+                    && matches!(&e.what, EventKind::Touch { poem: Some(p), direct: true, .. } if *p == taken.poem))
+            })
+            .cloned()
+            .collect();
+        seen.push(touch(take.player, take.t_s, 0.02));
+        seen.extend(again_s.map(|a| touch(take.player, take.t_s + a, 0.02)));
+        seen.push(touch(rival, take.t_s + rival_s, 0.02));
+        rule_one(&layout, &readings, seen, taken.seq, true)
+    };
+    // Pressed again 60 ms after the first, the rival's touch between: if the first press
+    // was a finger held just over the card, the rival touched first.
+    let between = judged(Some(0.06), 0.05);
+    let t = between.take.as_ref().expect("a take");
+    assert_eq!((t.player, t.how), (take.player, TakeHow::Direct));
+    let review = between.needs_review.as_ref().expect("sent to review");
+    assert_eq!(review.what, ReviewWhat::CloseCall);
+    assert!(
+        review.reason.contains("pressed it again") && review.reason.contains("came between"),
+        "{}",
+        review.reason
+    );
+    // No second press, or the rival's touch well after the second (past its timing
+    // error): the take stands, nothing to review.
+    for (again, rival_s) in [(None, 0.05), (Some(0.06), 0.1)] {
+        let clear = judged(again, rival_s);
+        let c = clear.take.as_ref().expect("a take");
+        assert_eq!((c.player, c.how, c.t_s), (t.player, t.how, t.t_s));
+        assert!(clear.needs_review.is_none(), "{:?}", clear.needs_review);
+    }
+}

@@ -4,7 +4,7 @@
 //! events (a card that settles, a hand decision held back) still land in it. A reading
 //! whose poem the sound track could not name surely takes the card taken in its window.
 
-use crate::rules::engine::Location;
+use crate::rules::engine::{Location, TIE_SIGMAS};
 use crate::rules::model::{
     touched_card_words, By, Event, EventKind, Foul, FoulKind, Hand, MatchResult, Player, Reading,
     Review, ReviewWhat, Ruling, TakeHow,
@@ -269,6 +269,7 @@ impl Windows {
                 // A rival seen beside the read card puts the take in doubt even when the
                 // rival's hand was passing.
                 mark_rival_beside(&mut ruling, &all, &beside);
+                mark_pressed_again(&mut ruling, &window);
                 mark_fingertip_fouls(&mut ruling, &window);
                 mark_held_over(&mut ruling, &held, fouls_if_pressing.as_deref());
             }
@@ -454,6 +455,62 @@ fn mark_rival_beside(r: &mut Ruling, window: &[Event], beside: &[u8]) {
             what: ReviewWhat::CloseCall,
         });
     }
+}
+
+/// A taker's finger lifted and pressed the card again within this long of the touch
+/// that took it (s).
+pub const PRESSED_AGAIN_S: f64 = 0.2;
+
+/// A direct take resting on a touch the taker's finger lifted from and pressed again,
+/// with the rival's first touch of the card between the two, or within the timing error
+/// of the second (`TIE_SIGMAS`). From above, a finger held just over a card looks like
+/// one pressing it (docs/hands.md): if the first press was such a finger, the take rests
+/// on the second, and the rival touched first or as near as the camera can tell. The
+/// ruling goes to review as a close call; one already sent keeps its reason.
+fn mark_pressed_again(r: &mut Ruling, window: &[Event]) {
+    if r.needs_review.is_some() {
+        return;
+    }
+    let Some((taker, t_take)) = r
+        .take
+        .as_ref()
+        .filter(|t| t.how == TakeHow::Direct)
+        .map(|t| (t.player, t.t_s))
+    else {
+        return;
+    };
+    let poem = r.poem;
+    let touches_of = |p: Player| {
+        window.iter().filter(move |e| {
+            matches!(e.what, EventKind::Touch { player, poem: Some(q), direct: true, .. }
+                if player == p && q == poem)
+        })
+    };
+    let Some(first) = touches_of(taker).find(|e| (e.t_s - t_take).abs() < 1e-6) else {
+        return;
+    };
+    let lifted_s = first.t_s + first.pressed_s.unwrap_or(0.0);
+    let Some(again) =
+        touches_of(taker).find(|e| e.t_s > lifted_s && e.t_s - first.t_s <= PRESSED_AGAIN_S)
+    else {
+        return;
+    };
+    let Some(rival) = touches_of(taker.other()).find(|e| {
+        e.t_s > first.t_s && e.t_s <= again.t_s + TIE_SIGMAS * e.t_err_s.hypot(again.t_err_s)
+    }) else {
+        return;
+    };
+    r.needs_review = Some(Review {
+        reason: format!(
+            "{taker:?}'s touch of card {poem} at {t1:.3} s lasted {ms:.0} ms, and {taker:?} pressed it again at {t2:.3} s; {other:?}'s touch at {tr:.3} s came between, or within the timing error of the second: from above, a finger held just over a card looks like one pressing it, and if the first was one, {other:?} touched first or at the same moment",
+            t1 = first.t_s,
+            ms = first.pressed_s.unwrap_or(0.0) * 1e3,
+            t2 = again.t_s,
+            other = taker.other(),
+            tr = rival.t_s,
+        ),
+        what: ReviewWhat::CloseCall,
+    });
 }
 
 /// A card counts as moved by a touch when, from the touch to this much later, it goes
