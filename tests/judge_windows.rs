@@ -743,7 +743,7 @@ fn a_take_lost_to_the_hand_that_is_not_the_lead_hand_goes_to_review() {
 }
 
 #[test]
-fn a_hand_sweeping_past_a_card_it_does_not_move_is_not_ruled_as_touching_it() {
+fn a_hand_sweeping_past_a_card_it_does_not_move_is_not_ruled_as_touching_it_and_goes_to_review() {
     use karuta_referee::judge::windows::PASS_SWEEP_MM_S;
     use karuta_referee::rules::{Event, EventKind, FoulKind, Player};
     let rule = |sweep: Option<f64>, more: Vec<Event>| dead_card_touch_at(true, sweep, more);
@@ -774,6 +774,22 @@ fn a_hand_sweeping_past_a_card_it_does_not_move_is_not_ruled_as_touching_it() {
         .events
         .iter()
         .any(|e| e.sweep_mm_s == Some(900.0) && matches!(e.what, EventKind::Touch { .. })));
+    // Touching the card would have been a foul (23-1): the ruling goes to review.
+    let review = passed.ruling.needs_review.as_ref().expect("to review");
+    assert!(
+        review.reason.contains("swept over card 10 at 11.500 s"),
+        "{}",
+        review.reason
+    );
+    // A slow touch of the card just before: the foul stands on it, and the pass changes
+    // nothing, so the review (for the fingertip alone) does not name the pass.
+    let mut tapped = passed.events[0].clone();
+    tapped.t_s = 11.4;
+    tapped.sweep_mm_s = Some(150.0);
+    let both = rule(Some(900.0), vec![tapped]);
+    assert!(dead_card_foul(&both.ruling), "{:?}", both.ruling.fouls);
+    let review = both.ruling.needs_review.as_ref().expect("to review");
+    assert!(!review.reason.contains("swept"), "{}", review.reason);
     // The same hand driving the card out: a touch, whatever its speed.
     let out = card_10_driven_out_by_a();
     let struck = rule(Some(900.0), vec![out]);

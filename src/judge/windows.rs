@@ -233,6 +233,7 @@ impl Windows {
         // The ruling had the hands held over a card pressed it, to tell when that choice
         // decides a foul.
         let pressing_too = (!held.is_empty()).then(|| pick(&|u| u != Some(Unruled::Passing)));
+        let touching_too = (!passes.is_empty()).then(|| all.clone());
         let mut r = r;
         let mut unsure = self.unsure.get(&r.seq).cloned();
         let mut from_card = false;
@@ -255,6 +256,7 @@ impl Windows {
         // Where the cards lie as the reading is ruled (a take removes the read card).
         let beside = cards_beside(&self.referee, r.poem);
         let fouls_if_pressing = pressing_too.map(|w| self.referee.clone().judge(&r, &w).fouls);
+        let fouls_if_touching = touching_too.map(|w| self.referee.clone().judge(&r, &w).fouls);
         // The engine before this reading, to rule it again with touches read otherwise.
         let before = (self.hands_seen && self.fingertip_touches).then(|| self.referee.clone());
         let mut ruling = self.referee.judge(&r, &window);
@@ -272,6 +274,7 @@ impl Windows {
                 mark_pressed_again(&mut ruling, &window);
                 mark_fingertip_fouls(&mut ruling, &window);
                 mark_held_over(&mut ruling, &held, fouls_if_pressing.as_deref());
+                mark_passed_over(&mut ruling, &passes, fouls_if_touching.as_deref());
             }
         }
         self.closed_until_s = end;
@@ -748,6 +751,40 @@ fn mark_held_over(r: &mut Ruling, held: &[Event], fouls_if_pressing: Option<&[Fo
                 "{player:?}'s hand was held over card {} at {:.3} s without moving it, taken for not pressing it: from above, a hand held just over a card looks like one pressing it, and pressing it would be a foul",
                 touched_card_words(*poem, *territory),
                 e.t_s
+            ),
+            what: ReviewWhat::Unseen,
+        });
+    }
+}
+
+/// A hand sweeping over a card (`PASS_SWEEP_MM_S`) is taken for one passing over it;
+/// when touching it would have been a foul (`fouls_if_touching`, the ruling with every
+/// touch counted), the ruling goes to review naming the hand: from above, a hand sweeping
+/// low over a card and one brushing it as it goes look alike. A ruling already sent to
+/// review keeps its reason.
+fn mark_passed_over(r: &mut Ruling, passes: &[Event], fouls_if_touching: Option<&[Foul]>) {
+    let Some(fouls) = fouls_if_touching else {
+        return;
+    };
+    if r.needs_review.is_some() || fouls == r.fouls.as_slice() {
+        return;
+    }
+    let Some(e) = passes.first() else {
+        return;
+    };
+    if let EventKind::Touch {
+        player,
+        poem,
+        territory,
+        ..
+    } = &e.what
+    {
+        r.needs_review = Some(Review {
+            reason: format!(
+                "{player:?}'s hand swept over card {} at {:.3} s, at {:.2} m/s, without moving it, taken for passing over it: from above, a hand sweeping just over a card looks like one brushing it, and touching it would be a foul",
+                touched_card_words(*poem, *territory),
+                e.t_s,
+                e.sweep_mm_s.unwrap_or(0.0) / 1000.0
             ),
             what: ReviewWhat::Unseen,
         });
