@@ -961,3 +961,76 @@ fn a_take_whose_touch_was_pressed_again_after_the_rivals_goes_to_review() {
         assert!(clear.needs_review.is_none(), "{:?}", clear.needs_review);
     }
 }
+
+#[test]
+fn a_take_on_a_sweeping_touch_of_a_card_the_rival_drove_out_goes_to_review() {
+    use karuta_referee::judge::windows::PASS_SWEEP_MM_S;
+    use karuta_referee::rules::{By, Event, EventKind, Hand, ReviewWhat, TakeHow};
+    let (layout, readings, events) = example();
+    let (taken, from, to) = clean_direct_take(&layout, &readings, &events);
+    let take = taken.take.clone().unwrap();
+    let rival = take.player.other();
+    // The read card's touches and outs replaced: the taker's touch at `sweep_mm_s`, and
+    // the card driven out 0.2 s later by `by`.
+    let judged = |sweep_mm_s: f64, by: By| {
+        let mut seen: Vec<Event> = events
+            .iter()
+            .filter(|e| {
+                !(e.t_s >= from
+                    && e.t_s < to
+                    && match &e.what {
+                        EventKind::Touch { poem, .. } => *poem == Some(taken.poem),
+                        EventKind::Out { poem, .. } => *poem == taken.poem,
+                        _ => false,
+                    })
+            })
+            .cloned()
+            .collect();
+        let mut touch = Event::new(
+            take.t_s,
+            EventKind::Touch {
+                player: take.player,
+                hand: first_hand(&events),
+                poem: Some(taken.poem),
+                territory: None,
+                direct: true,
+            },
+        );
+        touch.sweep_mm_s = Some(sweep_mm_s);
+        seen.push(touch);
+        seen.push(Event::new(
+            take.t_s + 0.2,
+            EventKind::Out {
+                poem: taken.poem,
+                by,
+                hand: Some(Hand::Right),
+            },
+        ));
+        rule_one(&layout, &readings, seen, taken.seq, true)
+    };
+    let by = |p: karuta_referee::rules::Player| By::from(p);
+    // A hand sweeping at passing speed, the card then driven out by the rival alone.
+    let swept = judged(PASS_SWEEP_MM_S + 250.0, by(rival));
+    let t = swept.take.as_ref().expect("a take");
+    assert_eq!((t.player, t.how), (take.player, TakeHow::Direct));
+    let review = swept.needs_review.as_ref().expect("sent to review");
+    assert_eq!(review.what, ReviewWhat::CloseCall);
+    assert!(
+        review.reason.contains("sweeping at 0.90 m/s")
+            && review
+                .reason
+                .contains(&format!("driven by {rival:?}'s hand")),
+        "{}",
+        review.reason
+    );
+    // The taker's own hand drove it out, or the touch was slow: the take stands.
+    for (sweep, driver) in [
+        (PASS_SWEEP_MM_S + 250.0, by(take.player)),
+        (PASS_SWEEP_MM_S - 250.0, by(rival)),
+    ] {
+        let clear = judged(sweep, driver);
+        let c = clear.take.as_ref().expect("a take");
+        assert_eq!((c.player, c.how), (take.player, TakeHow::Direct));
+        assert!(clear.needs_review.is_none(), "{:?}", clear.needs_review);
+    }
+}

@@ -272,6 +272,7 @@ impl Windows {
                 // rival's hand was passing.
                 mark_rival_beside(&mut ruling, &all, &beside);
                 mark_pressed_again(&mut ruling, &window);
+                mark_passing_take(&mut ruling, &window);
                 mark_fingertip_fouls(&mut ruling, &window);
                 mark_held_over(&mut ruling, &held, fouls_if_pressing.as_deref());
                 mark_passed_over(&mut ruling, &passes, fouls_if_touching.as_deref());
@@ -511,6 +512,56 @@ fn mark_pressed_again(r: &mut Ruling, window: &[Event]) {
             t2 = again.t_s,
             other = taker.other(),
             tr = rival.t_s,
+        ),
+        what: ReviewWhat::CloseCall,
+    });
+}
+
+/// A direct take resting on a touch made by a hand sweeping at passing speed
+/// (`PASS_SWEEP_MM_S`), of a card then driven out by the rival alone: the touch counted
+/// because the card moved, but what moved it was the rival's hand. From above, a hand
+/// sweeping just over a card looks like one brushing it; if the taker's hand passed over
+/// it, the take was the rival's. The ruling goes to review as a close call; one already
+/// sent keeps its reason.
+fn mark_passing_take(r: &mut Ruling, window: &[Event]) {
+    if r.needs_review.is_some() {
+        return;
+    }
+    let Some((taker, t_take)) = r
+        .take
+        .as_ref()
+        .filter(|t| t.how == TakeHow::Direct)
+        .map(|t| (t.player, t.t_s))
+    else {
+        return;
+    };
+    let poem = r.poem;
+    let Some(speed) = window.iter().find_map(|e| match e.what {
+        EventKind::Touch {
+            player,
+            poem: Some(q),
+            direct: true,
+            ..
+        } if player == taker && q == poem && (e.t_s - t_take).abs() < 1e-6 => {
+            e.sweep_mm_s.filter(|v| *v >= PASS_SWEEP_MM_S)
+        }
+        _ => None,
+    }) else {
+        return;
+    };
+    let rival = taker.other();
+    let Some(out_s) = window.iter().find_map(|e| match e.what {
+        EventKind::Out { poem: q, by, .. } if q == poem && by.player() == Some(rival) => {
+            Some(e.t_s)
+        }
+        _ => None,
+    }) else {
+        return;
+    };
+    r.needs_review = Some(Review {
+        reason: format!(
+            "the take rests on {taker:?}'s touch of card {poem} at {t_take:.3} s, made by a hand sweeping at {:.2} m/s, and the card went out at {out_s:.3} s driven by {rival:?}'s hand: from above, a hand sweeping just over a card looks like one brushing it, and if {taker:?}'s passed over it, the card was {rival:?}'s",
+            speed / 1000.0
         ),
         what: ReviewWhat::CloseCall,
     });
