@@ -274,8 +274,18 @@ impl Windows {
                 mark_pressed_again(&mut ruling, &window);
                 mark_passing_take(&mut ruling, &window);
                 mark_fingertip_fouls(&mut ruling, &window);
-                mark_held_over(&mut ruling, &held, fouls_if_pressing.as_deref());
-                mark_passed_over(&mut ruling, &passes, fouls_if_touching.as_deref());
+                mark_unruled_foul(
+                    &mut ruling,
+                    &held,
+                    fouls_if_pressing.as_deref(),
+                    &held_over_words,
+                );
+                mark_unruled_foul(
+                    &mut ruling,
+                    &passes,
+                    fouls_if_touching.as_deref(),
+                    &passed_over_words,
+                );
             }
         }
         self.closed_until_s = end;
@@ -461,6 +471,18 @@ fn mark_rival_beside(r: &mut Ruling, window: &[Event], beside: &[u8]) {
     }
 }
 
+/// A direct take's taker and the touch it rests on (the taker's direct touch of the read
+/// card at the take's time); `None` for any other take, or none.
+fn taking_touch<'a>(r: &Ruling, window: &'a [Event]) -> Option<(Player, &'a Event)> {
+    let take = r.take.as_ref().filter(|t| t.how == TakeHow::Direct)?;
+    let touch = window.iter().find(|e| {
+        matches!(e.what, EventKind::Touch { player, poem: Some(q), direct: true, .. }
+            if player == take.player && q == r.poem)
+            && (e.t_s - take.t_s).abs() < 1e-6
+    })?;
+    Some((take.player, touch))
+}
+
 /// A taker's finger lifted and pressed the card again within this long of the touch
 /// that took it (s).
 pub const PRESSED_AGAIN_S: f64 = 0.2;
@@ -475,12 +497,7 @@ fn mark_pressed_again(r: &mut Ruling, window: &[Event]) {
     if r.needs_review.is_some() {
         return;
     }
-    let Some((taker, t_take)) = r
-        .take
-        .as_ref()
-        .filter(|t| t.how == TakeHow::Direct)
-        .map(|t| (t.player, t.t_s))
-    else {
+    let Some((taker, first)) = taking_touch(r, window) else {
         return;
     };
     let poem = r.poem;
@@ -489,9 +506,6 @@ fn mark_pressed_again(r: &mut Ruling, window: &[Event]) {
             matches!(e.what, EventKind::Touch { player, poem: Some(q), direct: true, .. }
                 if player == p && q == poem)
         })
-    };
-    let Some(first) = touches_of(taker).find(|e| (e.t_s - t_take).abs() < 1e-6) else {
-        return;
     };
     let lifted_s = first.t_s + first.pressed_s.unwrap_or(0.0);
     let Some(again) =
@@ -527,28 +541,13 @@ fn mark_passing_take(r: &mut Ruling, window: &[Event]) {
     if r.needs_review.is_some() {
         return;
     }
-    let Some((taker, t_take)) = r
-        .take
-        .as_ref()
-        .filter(|t| t.how == TakeHow::Direct)
-        .map(|t| (t.player, t.t_s))
-    else {
+    let Some((taker, touch)) = taking_touch(r, window) else {
         return;
     };
-    let poem = r.poem;
-    let Some(speed) = window.iter().find_map(|e| match e.what {
-        EventKind::Touch {
-            player,
-            poem: Some(q),
-            direct: true,
-            ..
-        } if player == taker && q == poem && (e.t_s - t_take).abs() < 1e-6 => {
-            e.sweep_mm_s.filter(|v| *v >= PASS_SWEEP_MM_S)
-        }
-        _ => None,
-    }) else {
+    let Some(speed) = touch.sweep_mm_s.filter(|v| *v >= PASS_SWEEP_MM_S) else {
         return;
     };
+    let (poem, t_take) = (r.poem, touch.t_s);
     let rival = taker.other();
     let Some(out_s) = window.iter().find_map(|e| match e.what {
         EventKind::Out { poem: q, by, .. } if q == poem && by.player() == Some(rival) => {
@@ -776,18 +775,26 @@ fn passes_words(passes: &[Event], held: &[Event]) -> Option<String> {
     (!out.is_empty()).then(|| out.join(" "))
 }
 
-/// A hand held over a card (`HELD_OVER_S`) is taken for one not pressing it; when
-/// pressing would have been a foul (`fouls_if_pressing`, the ruling with those touches
-/// counted), the ruling goes to review naming the hand: from above, the two look alike.
-/// A ruling already sent to review keeps its reason.
-fn mark_held_over(r: &mut Ruling, held: &[Event], fouls_if_pressing: Option<&[Foul]>) {
-    let Some(fouls) = fouls_if_pressing else {
+/// A hand held over a card (`HELD_OVER_S`) is taken for one not pressing it, and one
+/// sweeping over it (`PASS_SWEEP_MM_S`) for one passing over it; when counting such a
+/// touch would have been a foul (`fouls_if_counted`, the ruling with those touches
+/// counted), the ruling goes to review naming the first of them (`unruled`): from above,
+/// a hand held or sweeping just over a card looks like one touching it. `read_as` gives
+/// the reason, from the touch, its player and the card's words. A ruling already sent to
+/// review keeps its reason.
+fn mark_unruled_foul(
+    r: &mut Ruling,
+    unruled: &[Event],
+    fouls_if_counted: Option<&[Foul]>,
+    read_as: &dyn Fn(&Event, Player, String) -> String,
+) {
+    let Some(fouls) = fouls_if_counted else {
         return;
     };
     if r.needs_review.is_some() || fouls == r.fouls.as_slice() {
         return;
     }
-    let Some(e) = held.first() else {
+    let Some(e) = unruled.first() else {
         return;
     };
     if let EventKind::Touch {
@@ -798,48 +805,27 @@ fn mark_held_over(r: &mut Ruling, held: &[Event], fouls_if_pressing: Option<&[Fo
     } = &e.what
     {
         r.needs_review = Some(Review {
-            reason: format!(
-                "{player:?}'s hand was held over card {} at {:.3} s without moving it, taken for not pressing it: from above, a hand held just over a card looks like one pressing it, and pressing it would be a foul",
-                touched_card_words(*poem, *territory),
-                e.t_s
-            ),
+            reason: read_as(e, *player, touched_card_words(*poem, *territory)),
             what: ReviewWhat::Unseen,
         });
     }
 }
 
-/// A hand sweeping over a card (`PASS_SWEEP_MM_S`) is taken for one passing over it;
-/// when touching it would have been a foul (`fouls_if_touching`, the ruling with every
-/// touch counted), the ruling goes to review naming the hand: from above, a hand sweeping
-/// low over a card and one brushing it as it goes look alike. A ruling already sent to
-/// review keeps its reason.
-fn mark_passed_over(r: &mut Ruling, passes: &[Event], fouls_if_touching: Option<&[Foul]>) {
-    let Some(fouls) = fouls_if_touching else {
-        return;
-    };
-    if r.needs_review.is_some() || fouls == r.fouls.as_slice() {
-        return;
-    }
-    let Some(e) = passes.first() else {
-        return;
-    };
-    if let EventKind::Touch {
-        player,
-        poem,
-        territory,
-        ..
-    } = &e.what
-    {
-        r.needs_review = Some(Review {
-            reason: format!(
-                "{player:?}'s hand swept over card {} at {:.3} s, at {:.2} m/s, without moving it, taken for passing over it: from above, a hand sweeping just over a card looks like one brushing it, and touching it would be a foul",
-                touched_card_words(*poem, *territory),
-                e.t_s,
-                e.sweep_mm_s.unwrap_or(0.0) / 1000.0
-            ),
-            what: ReviewWhat::Unseen,
-        });
-    }
+/// The review's reason for a hand held over a card, for `mark_unruled_foul`.
+fn held_over_words(e: &Event, player: Player, card: String) -> String {
+    format!(
+        "{player:?}'s hand was held over card {card} at {:.3} s without moving it, taken for not pressing it: from above, a hand held just over a card looks like one pressing it, and pressing it would be a foul",
+        e.t_s
+    )
+}
+
+/// The review's reason for a hand sweeping over a card, for `mark_unruled_foul`.
+fn passed_over_words(e: &Event, player: Player, card: String) -> String {
+    format!(
+        "{player:?}'s hand swept over card {card} at {:.3} s, at {:.2} m/s, without moving it, taken for passing over it: from above, a hand sweeping just over a card looks like one brushing it, and touching it would be a foul",
+        e.t_s,
+        e.sweep_mm_s.unwrap_or(0.0) / 1000.0
+    )
 }
 
 /// A foul whose touch moved no card rests on a fingertip alone: seen from above, a hand
