@@ -233,7 +233,6 @@ impl Windows {
         // The ruling had the hands held over a card pressed it, to tell when that choice
         // decides a foul.
         let pressing_too = (!held.is_empty()).then(|| pick(&|u| u != Some(Unruled::Passing)));
-        let touching_too = (!passes.is_empty()).then(|| all.clone());
         let mut r = r;
         let mut unsure = self.unsure.get(&r.seq).cloned();
         let mut from_card = false;
@@ -256,7 +255,9 @@ impl Windows {
         // Where the cards lie as the reading is ruled (a take removes the read card).
         let beside = cards_beside(&self.referee, r.poem);
         let fouls_if_pressing = pressing_too.map(|w| self.referee.clone().judge(&r, &w).fouls);
-        let fouls_if_touching = touching_too.map(|w| self.referee.clone().judge(&r, &w).fouls);
+        // The ruling had the hands passing over a card touched it too, likewise.
+        let fouls_if_touching =
+            (!passes.is_empty()).then(|| self.referee.clone().judge(&r, &all).fouls);
         // The engine before this reading, to rule it again with touches read otherwise.
         let before = (self.hands_seen && self.fingertip_touches).then(|| self.referee.clone());
         let mut ruling = self.referee.judge(&r, &window);
@@ -378,7 +379,7 @@ fn mark_undriven_take(r: &mut Ruling, window: &[Event]) {
     // A touch of the card seen only once it was out of the area (a hand following it)
     // says nothing of the race that set it moving.
     let touched_by =
-        |p: Player| direct_touches(window, p).any(|(poem, t_s)| poem == r.poem && t_s <= out_by_s);
+        |p: Player| direct_touches(window, p).any(|(poem, e)| poem == r.poem && e.t_s <= out_by_s);
     let reason = match take.how {
         TakeHow::Simultaneous => format!(
             "card {} started to move with both players' hands equally near it (or seen as one, or none seen near it): the camera cannot tell whose touch came first, and 18-2 gives it to its owner",
@@ -399,15 +400,15 @@ fn mark_undriven_take(r: &mut Ruling, window: &[Event]) {
     });
 }
 
-/// The named cards `player` was seen touching with a hand in `window`, and when.
-fn direct_touches(window: &[Event], player: Player) -> impl Iterator<Item = (u8, f64)> + '_ {
+/// The named cards `player` was seen touching with a hand in `window`, and the touches.
+fn direct_touches(window: &[Event], player: Player) -> impl Iterator<Item = (u8, &Event)> + '_ {
     window.iter().filter_map(move |e| match e.what {
         EventKind::Touch {
             player: p,
             poem: Some(poem),
             direct: true,
             ..
-        } if p == player => Some((poem, e.t_s)),
+        } if p == player => Some((poem, e)),
         _ => None,
     })
 }
@@ -455,12 +456,12 @@ fn mark_rival_beside(r: &mut Ruling, window: &[Event], beside: &[u8]) {
     if direct_touches(window, rival).any(|(poem, _)| poem == r.poem) {
         return;
     }
-    let near = direct_touches(window, rival).find(|&(poem, t)| {
+    let near = direct_touches(window, rival).find(|&(poem, e)| {
         beside.contains(&poem)
-            && t >= take.t_s - RIVAL_BESIDE_BEFORE_S
-            && t <= take.t_s + RIVAL_BESIDE_AFTER_S
+            && e.t_s >= take.t_s - RIVAL_BESIDE_BEFORE_S
+            && e.t_s <= take.t_s + RIVAL_BESIDE_AFTER_S
     });
-    if let Some((poem, t)) = near {
+    if let Some((poem, Event { t_s: t, .. })) = near {
         r.needs_review = Some(Review {
             reason: format!(
                 "{rival:?}'s fingertip was seen on card {poem}, beside the read card {}, at {t:.3} s, and no touch of {} by {rival:?} was seen: {rival:?}'s touch may have been of the read card, before {:?}'s at {:.3} s",
@@ -475,11 +476,8 @@ fn mark_rival_beside(r: &mut Ruling, window: &[Event], beside: &[u8]) {
 /// card at the take's time); `None` for any other take, or none.
 fn taking_touch<'a>(r: &Ruling, window: &'a [Event]) -> Option<(Player, &'a Event)> {
     let take = r.take.as_ref().filter(|t| t.how == TakeHow::Direct)?;
-    let touch = window.iter().find(|e| {
-        matches!(e.what, EventKind::Touch { player, poem: Some(q), direct: true, .. }
-            if player == take.player && q == r.poem)
-            && (e.t_s - take.t_s).abs() < 1e-6
-    })?;
+    let (_, touch) = direct_touches(window, take.player)
+        .find(|&(poem, e)| poem == r.poem && (e.t_s - take.t_s).abs() < 1e-6)?;
     Some((take.player, touch))
 }
 
@@ -502,10 +500,9 @@ fn mark_pressed_again(r: &mut Ruling, window: &[Event]) {
     };
     let poem = r.poem;
     let touches_of = |p: Player| {
-        window.iter().filter(move |e| {
-            matches!(e.what, EventKind::Touch { player, poem: Some(q), direct: true, .. }
-                if player == p && q == poem)
-        })
+        direct_touches(window, p)
+            .filter(move |&(q, _)| q == poem)
+            .map(|(_, e)| e)
     };
     let lifted_s = first.t_s + first.pressed_s.unwrap_or(0.0);
     let Some(again) =
