@@ -378,8 +378,7 @@ fn mark_undriven_take(r: &mut Ruling, window: &[Event]) {
     };
     // A touch of the card seen only once it was out of the area (a hand following it)
     // says nothing of the race that set it moving.
-    let touched_by =
-        |p: Player| direct_touches(window, p).any(|(poem, e)| poem == r.poem && e.t_s <= out_by_s);
+    let touched_by = |p: Player| touches_of_card(window, p, r.poem).any(|e| e.t_s <= out_by_s);
     let reason = match take.how {
         TakeHow::Simultaneous => format!(
             "card {} started to move with both players' hands equally near it (or seen as one, or none seen near it): the camera cannot tell whose touch came first, and 18-2 gives it to its owner",
@@ -411,6 +410,15 @@ fn direct_touches(window: &[Event], player: Player) -> impl Iterator<Item = (u8,
         } if p == player => Some((poem, e)),
         _ => None,
     })
+}
+
+/// `player`'s direct touches of card `poem` in `window`.
+fn touches_of_card(
+    window: &[Event],
+    player: Player,
+    poem: u8,
+) -> impl Iterator<Item = &Event> + '_ {
+    direct_touches(window, player).filter_map(move |(q, e)| (q == poem).then_some(e))
 }
 
 /// A rival's touch of a card beside the read card this long before the take, or
@@ -453,7 +461,7 @@ fn mark_rival_beside(r: &mut Ruling, window: &[Event], beside: &[u8]) {
         return;
     };
     let rival = take.player.other();
-    if direct_touches(window, rival).any(|(poem, _)| poem == r.poem) {
+    if touches_of_card(window, rival, r.poem).next().is_some() {
         return;
     }
     let near = direct_touches(window, rival).find(|&(poem, e)| {
@@ -476,8 +484,8 @@ fn mark_rival_beside(r: &mut Ruling, window: &[Event], beside: &[u8]) {
 /// card at the take's time); `None` for any other take, or none.
 fn taking_touch<'a>(r: &Ruling, window: &'a [Event]) -> Option<(Player, &'a Event)> {
     let take = r.take.as_ref().filter(|t| t.how == TakeHow::Direct)?;
-    let (_, touch) = direct_touches(window, take.player)
-        .find(|&(poem, e)| poem == r.poem && (e.t_s - take.t_s).abs() < 1e-6)?;
+    let touch =
+        touches_of_card(window, take.player, r.poem).find(|e| (e.t_s - take.t_s).abs() < 1e-6)?;
     Some((take.player, touch))
 }
 
@@ -499,18 +507,13 @@ fn mark_pressed_again(r: &mut Ruling, window: &[Event]) {
         return;
     };
     let poem = r.poem;
-    let touches_of = |p: Player| {
-        direct_touches(window, p)
-            .filter(move |&(q, _)| q == poem)
-            .map(|(_, e)| e)
-    };
     let lifted_s = first.t_s + first.pressed_s.unwrap_or(0.0);
-    let Some(again) =
-        touches_of(taker).find(|e| e.t_s > lifted_s && e.t_s - first.t_s <= PRESSED_AGAIN_S)
+    let Some(again) = touches_of_card(window, taker, poem)
+        .find(|e| e.t_s > lifted_s && e.t_s - first.t_s <= PRESSED_AGAIN_S)
     else {
         return;
     };
-    let Some(rival) = touches_of(taker.other()).find(|e| {
+    let Some(rival) = touches_of_card(window, taker.other(), poem).find(|e| {
         e.t_s > first.t_s && e.t_s <= again.t_s + TIE_SIGMAS * e.t_err_s.hypot(again.t_err_s)
     }) else {
         return;
