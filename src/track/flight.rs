@@ -8,6 +8,7 @@
 //! names a card.
 
 use super::blob::{self, SeenBlob};
+use super::named::{Named, NAME_TRIES};
 use super::{
     centre_px, visible, CardTracker, HandSeen, HeldTouch, Phase, TrackError, LOST_FRAMES,
     SETTLE_FRAMES, TOUCH_BACK_MAX_FRAMES,
@@ -128,6 +129,15 @@ pub(super) struct Flight {
     /// Out of the area: the outlines of its last sightings (`LEAVING_OUTLINES`).
     #[serde(default)]
     pub(super) recent_outlines: VecDeque<Vec<[f64; 2]>>,
+    /// Its paper has been seen whole and named (`named`): whose card it is is settled.
+    #[serde(default)]
+    pub(super) named: bool,
+    /// The times the namer was asked and could not tell.
+    #[serde(default)]
+    pub(super) name_tries: u32,
+    /// The `out` given for it, once it went out.
+    #[serde(default)]
+    pub(super) out: Option<Event>,
 }
 
 /// A card's angle at a sighting of its whole face, and its turning rate from the one
@@ -293,6 +303,42 @@ impl CardTracker {
         } else {
             blob::margin_from_reach_mm(&reach, 0.0, diagonal, diagonal) + self.border_mm > 0.0
         };
+        // The paper is named the first time its whole face shows (`named`): a card
+        // pushed into its row-mate may have been taken for the row-mate that flew.
+        // The paper is named while its whole face shows (`named`): a card pushed into
+        // its row-mate may have been taken for the row-mate that flew. The namer is
+        // asked at most `NAME_TRIES` times a flight before it goes out, and once more as
+        // it goes.
+        if full && !f.named {
+            if let Some(face) = blob::card_quad_px(&b.outline_px) {
+                let may_read = f.name_tries < NAME_TRIES || out;
+                match self.name_paper(i, &face, bgr, may_read)? {
+                    Named::Own => f.named = true,
+                    Named::Unsure(read) => f.name_tries += u32::from(read),
+                    Named::Other(j) => {
+                        f.named = true;
+                        match &self.cards[j].phase {
+                            // Card j went out already with this very paper, followed
+                            // twice: card i lies near its place.
+                            Phase::Leaving(fj) if self.same_paper(i, fj, &b) => {
+                                self.left_in_place(i, frame);
+                                return Ok(());
+                            }
+                            // The paper that went out as card j's was card i's: the two
+                            // were crossed, and card i's `out` is given again under its
+                            // own name.
+                            Phase::Leaving(_) => {
+                                self.take_identity(i, j, frame);
+                                events.extend(self.out_again(j));
+                            }
+                            // Out and no longer followed: nothing to tell its paper by.
+                            Phase::Out => {}
+                            _ => self.take_identity(i, j, frame),
+                        }
+                    }
+                }
+            }
+        }
         if out {
             // 17-2: no part of it lies in the playing area. It crossed after the last
             // sighting proven inside: seen whole both times, by the margin's linear
@@ -366,6 +412,7 @@ impl CardTracker {
                 );
                 e.t_err_s = (0.5 / self.fps).max(span_s / 12f64.sqrt());
                 e.frames = Some([f.start_frame as u64, frame as u64]);
+                f.out = Some(e.clone());
                 events.push(e);
             }
             f.last = b;

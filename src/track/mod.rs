@@ -12,10 +12,12 @@
 //! The files: `start` (a card setting off, and who drove it), `flight` (a card followed
 //! in flight, and the touches told on the way), `out` (a card that went out of the
 //! playing area), `settle` (a card come to rest: `place`, `send`), `search` (missing
-//! cards searched for and named), and `blob` (new paper in a frame).
+//! cards searched for and named), `named` (the paper in flight named, when it may be a
+//! neighbour's), and `blob` (new paper in a frame).
 
 mod blob;
 mod flight;
+mod named;
 mod out;
 mod search;
 mod settle;
@@ -263,6 +265,9 @@ pub struct CardTracker {
     held_touches: Vec<HeldTouch>,
     /// The presses seen in the last `PRESSES_SHARED_S`, the oldest first.
     presses: VecDeque<Press>,
+    /// Each card's face in the layout image, rectified (`named`): what its paper looks
+    /// like wherever it goes.
+    faces: Vec<Option<Mat>>,
 }
 
 impl Card {
@@ -281,6 +286,22 @@ impl Card {
             _ => None,
         }
     }
+}
+
+/// A quad moved in by `by` px along both edges at each corner: a card's face inside its
+/// border.
+fn inset(q: &QuadPx, by: f64) -> QuadPx {
+    std::array::from_fn(|k| {
+        let p = q[k];
+        let mut r = p;
+        for n in [q[(k + 1) % 4], q[(k + 3) % 4]] {
+            let (dx, dy) = (n[0] - p[0], n[1] - p[1]);
+            let len = dx.hypot(dy).max(1e-9);
+            r[0] += by * dx / len;
+            r[1] += by * dy / len;
+        }
+        r
+    })
 }
 
 fn centre_px(q: &QuadPx) -> [f64; 2] {
@@ -319,6 +340,15 @@ impl CardTracker {
             .clamp(0.5, 1.0);
         let size = &measured.layout.field;
         let border_mm = (size.card_w_mm * size.card_h_mm).sqrt() * (1.0 - share.sqrt()) / 2.0;
+        let faces_px: Vec<QuadPx> = measured
+            .cards
+            .iter()
+            .map(|c| {
+                let px_per_mm = blob::quad_long_side(&c.raw_px) / size.card_h_mm;
+                cards::order_upright(inset(&c.raw_px, border_mm * px_per_mm))
+            })
+            .collect();
+        let faces = named::layout_faces(&measured.still.image, &faces_px)?;
         let cards = measured
             .cards
             .iter()
@@ -355,6 +385,7 @@ impl CardTracker {
             recent_hands: VecDeque::new(),
             presses: VecDeque::new(),
             held_touches: Vec::new(),
+            faces,
         })
     }
 

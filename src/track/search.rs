@@ -96,7 +96,8 @@ impl CardTracker {
     /// Takes in each search's finds once it has finished (`live`), rather than
     /// `SEARCH_LAG_S` after the frame it looked at, and never waits for one while
     /// frames pass. The search then reads on one thread of its own, below the priority
-    /// of the frames' own stages.
+    /// of the frames' own stages. Paper in flight is then not read by the namer
+    /// (`named`): the frames would wait for it.
     pub fn eager_search(&mut self, eager: bool) {
         self.eager_search = eager;
         self.search_pool = if eager {

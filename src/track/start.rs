@@ -218,6 +218,9 @@ impl CardTracker {
             striker: self.cards[i].pusher,
             first_on_s: [None; 2],
             recent_outlines: VecDeque::new(),
+            named: false,
+            name_tries: 0,
+            out: None,
         });
         Ok(())
     }
