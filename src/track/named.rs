@@ -1,8 +1,9 @@
-//! The paper that goes out named: a card followed out of the playing area is compared,
-//! as it crosses with its whole face showing, with its own face and its neighbours' as
-//! the layout image showed them. A hand that pushes one card into its row-mate sets the
-//! row-mate flying while the pushed card barely moves, and the paper that flies may have
-//! been taken for the pushed card's.
+//! The paper in flight named: a card followed in flight is compared, while its whole
+//! face shows, with its own face and its neighbours' as the layout image showed them,
+//! and read by the namer when another's face is about as likely. A hand that presses
+//! one card and pushes it into its row-mate sets the row-mate flying while the pressed
+//! card barely moves, and the paper that flies may have been taken for the pressed
+//! card's.
 //!
 //! Reads the frame and the layout's faces; changes which card a flight belongs to, never
 //! a flight itself (that is `flight`).
@@ -107,7 +108,11 @@ impl CardTracker {
         bgr: &Mat,
         may_read: bool,
     ) -> Result<Named, TrackError> {
-        let (Some(namer), Some(own)) = (self.namer.as_ref(), self.cards[i].poem) else {
+        // In `live` the frames do not wait for the namer (about 50 ms a reading, on the
+        // frames' own thread, against a call due within 100 ms of its deciding event).
+        let (Some(namer), Some(own), false) =
+            (self.namer.as_ref(), self.cards[i].poem, self.eager_search)
+        else {
             return Ok(Named::Own);
         };
         let home = self.cards[i].centre_mm;
@@ -143,9 +148,7 @@ impl CardTracker {
         if scores[0] >= others + OWN_MARGIN {
             return Ok(Named::Own);
         }
-        // In `live` the frames do not wait for the namer (about 50 ms a reading, on the
-        // frames' own thread, against a call due within 100 ms of its deciding event).
-        if !may_read || self.eager_search {
+        if !may_read {
             return Ok(Named::Unsure(false));
         }
         let poems: Vec<u8> = cand.iter().filter_map(|&j| self.cards[j].poem).collect();
