@@ -303,8 +303,6 @@ impl CardTracker {
         } else {
             blob::margin_from_reach_mm(&reach, 0.0, diagonal, diagonal) + self.border_mm > 0.0
         };
-        // The paper is named the first time its whole face shows (`named`): a card
-        // pushed into its row-mate may have been taken for the row-mate that flew.
         // The paper is named while its whole face shows (`named`): a card pushed into
         // its row-mate may have been taken for the row-mate that flew. The namer is
         // asked at most `NAME_TRIES` times a flight before it goes out, and once more as

@@ -265,9 +265,9 @@ pub struct CardTracker {
     held_touches: Vec<HeldTouch>,
     /// The presses seen in the last `PRESSES_SHARED_S`, the oldest first.
     presses: VecDeque<Press>,
-    /// Each card's face in the layout image, rectified (`named`): what its paper looks
-    /// like wherever it goes.
-    faces: Vec<Option<Mat>>,
+    /// Each named card's face in the layout image, rectified, by poem (`named`): what
+    /// its paper looks like wherever it goes, under whichever card it is followed as.
+    faces: Vec<(u8, Mat)>,
 }
 
 impl Card {
@@ -348,7 +348,8 @@ impl CardTracker {
                 cards::order_upright(inset(&c.raw_px, border_mm * px_per_mm))
             })
             .collect();
-        let faces = named::layout_faces(&measured.still.image, &faces_px)?;
+        let poems: Vec<Option<u8>> = measured.cards.iter().map(|c| c.placement.poem).collect();
+        let faces = named::layout_faces(&measured.still.image, &faces_px, &poems)?;
         let cards = measured
             .cards
             .iter()

@@ -22,16 +22,21 @@ use opencv::prelude::*;
 /// place may be the paper that flies: a row-mate it was pushed into, or the card behind.
 pub const NAMED_NEIGHBOUR_SIDES: f64 = 1.6;
 
-/// A face in the layout image, rectified as the namer rectifies faces (with its margin
-/// for shifts), 32-bit gray; one per card.
+/// The named cards' faces in the layout image (`faces_px`, decoded pixels, and their
+/// `poems`), each rectified as the namer rectifies faces (with its margin for shifts),
+/// 32-bit gray, by poem.
 pub(super) fn layout_faces(
     still: &Mat,
     faces_px: &[QuadPx],
-) -> Result<Vec<Option<Mat>>, TrackError> {
-    faces_px
-        .iter()
-        .map(|q| rectified(still, q, false))
-        .collect()
+    poems: &[Option<u8>],
+) -> Result<Vec<(u8, Mat)>, TrackError> {
+    let mut faces = Vec::with_capacity(faces_px.len());
+    for (q, poem) in faces_px.iter().zip(poems) {
+        if let (Some(p), Some(m)) = (poem, rectified(still, q, false)?) {
+            faces.push((*p, m));
+        }
+    }
+    Ok(faces)
 }
 
 /// The face `face_px` (decoded pixels, corners clockwise from top-left with a short
@@ -134,7 +139,10 @@ impl CardTracker {
         let mut scores = Vec::with_capacity(cand.len());
         for &j in &cand {
             let mut best = f64::NEG_INFINITY;
-            if let Some(r) = self.faces.get(j).and_then(|f| f.as_ref()) {
+            let face = self.cards[j]
+                .poem
+                .and_then(|p| self.faces.iter().find(|f| f.0 == p));
+            if let Some((_, r)) = face {
                 for v in views.iter().flatten() {
                     best = best.max(likeness(v, r)?);
                 }
@@ -181,7 +189,12 @@ impl CardTracker {
         std::mem::swap(&mut a.rest_px, &mut b.rest_px);
         std::mem::swap(&mut a.centre_mm, &mut b.centre_mm);
         std::mem::swap(&mut a.angle_deg, &mut b.angle_deg);
-        self.faces.swap(i, j);
+        // Their places' bare shares, asked in this frame, were of the other places.
+        for k in [i, j] {
+            if let Some(c) = self.vacated.get(k) {
+                c.set(None);
+            }
+        }
         // A card j followed in flight meanwhile was following card i's paper: the two
         // flights were crossed, and each goes on under its right name.
         if matches!(self.cards[j].phase, Phase::Resting | Phase::Missing { .. }) {
@@ -308,9 +321,10 @@ mod tests {
         let refs = layout_faces(
             &layout,
             &[cards::order_upright(qa), cards::order_upright(qb)],
+            &[Some(1), Some(2)],
         )
         .unwrap();
-        let (ra, rb) = (refs[0].as_ref().unwrap(), refs[1].as_ref().unwrap());
+        let (ra, rb) = (&refs[0].1, &refs[1].1);
         // Card b in flight elsewhere, turned by 17 and by 197 degrees (upside down).
         for deg in [17.0, 197.0, 95.0] {
             let mut frame = tatami();
