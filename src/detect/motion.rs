@@ -221,6 +221,13 @@ impl MotionMonitor {
         }
     }
 
+    /// Cards `i` and `j` trade the places they are watched at (and their signals): the
+    /// card tracker found each followed under the other's name.
+    pub fn swap(&mut self, i: usize, j: usize) {
+        self.cards.swap(i, j);
+        self.signals.swap(i, j);
+    }
+
     pub fn signals(&self) -> &[CardSignal] {
         &self.signals
     }

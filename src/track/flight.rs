@@ -129,7 +129,8 @@ pub(super) struct Flight {
     /// Out of the area: the outlines of its last sightings (`LEAVING_OUTLINES`).
     #[serde(default)]
     pub(super) recent_outlines: VecDeque<Vec<[f64; 2]>>,
-    /// Its paper has been seen whole and named (`named`): whose card it is is settled.
+    /// Whose card its paper is is settled (`named`): seen whole and named, or nothing
+    /// to tell it by (no namer, no neighbour, `live`).
     #[serde(default)]
     pub(super) named: bool,
     /// The times the namer was asked and could not tell.
@@ -322,15 +323,18 @@ impl CardTracker {
                                 self.left_in_place(i, frame);
                                 return Ok(());
                             }
-                            // The paper that went out as card j's was card i's: the two
-                            // were crossed, and card i's `out` is given again under its
-                            // own name.
-                            Phase::Leaving(_) => {
+                            // The paper that went out under card j's name was card
+                            // i's: the two were crossed. That `out` is given again under
+                            // card i's name (now carried by j), when it came lately.
+                            Phase::Leaving(_) if self.may_give_again(j, t_s) => {
                                 self.take_identity(i, j, frame);
                                 events.extend(self.out_again(j));
                             }
-                            // Out and no longer followed: nothing to tell its paper by.
-                            Phase::Out => {}
+                            // Gone out too long ago, named as it flew, or no longer
+                            // followed: this flight goes on as it was.
+                            Phase::Leaving(_) | Phase::Out => {}
+                            // Card j's own flight, named as its own: not crossed.
+                            Phase::Moving(fj) if fj.named => {}
                             _ => self.take_identity(i, j, frame),
                         }
                     }

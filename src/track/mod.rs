@@ -475,7 +475,7 @@ impl CardTracker {
         bgr: &Mat,
         hands: &[HandSeen],
     ) -> Result<Vec<Event>, TrackError> {
-        let signals = self.monitor.update(bgr)?.to_vec();
+        self.monitor.update(bgr)?;
         self.recent_hands.push_back(hands.to_vec());
         while self.recent_hands.len() > TOUCH_BACK_MAX_FRAMES as usize + 1 {
             self.recent_hands.pop_front();
@@ -535,6 +535,8 @@ impl CardTracker {
                 _ => {}
             }
         }
+        // (Read again: two cards found followed under each other's names traded places.)
+        let signals = self.monitor.signals().to_vec();
         for (c, sig) in self.cards.iter_mut().zip(&signals) {
             if sig.state == CardState::Still {
                 c.disturbed_since_s = None;

@@ -5,8 +5,9 @@
 //! card barely moves, and the paper that flies may have been taken for the pressed
 //! card's.
 //!
-//! Reads the frame and the layout's faces; changes which card a flight belongs to, never
-//! a flight itself (that is `flight`).
+//! Reads the frame and the layout's faces; changes which card a flight belongs to (and
+//! ends one that followed paper already followed), never how a flight is followed (that
+//! is `flight`).
 
 use super::blob::{self, SeenBlob};
 use super::flight::Flight;
@@ -96,6 +97,11 @@ pub(super) enum Named {
 /// stays unclear (about 50 ms of CPU each, on the frames' own thread).
 pub const NAME_TRIES: u32 = 6;
 
+/// An `out` given under the wrong name is given again under the right one only this
+/// long after it, s: less than the judge waits after a reading's window has closed
+/// (`judge::windows::CLOSE_MARGIN_S`, 0.5 s), so that it is not ruled without it.
+pub const OUT_AGAIN_MAX_S: f64 = 0.4;
+
 /// A card's paper in flight whose likeness to its own face beats every neighbour's by
 /// this much (normalised correlation) is its own without asking the namer.
 pub const OWN_MARGIN: f64 = 0.1;
@@ -173,9 +179,9 @@ impl CardTracker {
     }
 
     /// The paper followed as card `i` is card `j`'s: `i` takes `j`'s name and place
-    /// (its flight goes on as `j`'s), and `j` takes `i`'s: followed on in flight when it
-    /// was, else lying near that place, left for the card search to find (`Missing` with
-    /// its place: fingertips there press it meanwhile).
+    /// (its flight goes on as `j`'s), and `j` takes `i`'s: followed on in flight or out
+    /// of the area when it was, else lying near that place, left for the card search to
+    /// find (`Missing` with its place: fingertips there press it meanwhile).
     pub(super) fn take_identity(&mut self, i: usize, j: usize, frame: usize) {
         let (a, b) = if i < j {
             let (x, y) = self.cards.split_at_mut(j);
@@ -189,16 +195,22 @@ impl CardTracker {
         std::mem::swap(&mut a.rest_px, &mut b.rest_px);
         std::mem::swap(&mut a.centre_mm, &mut b.centre_mm);
         std::mem::swap(&mut a.angle_deg, &mut b.angle_deg);
-        // Their places' bare shares, asked in this frame, were of the other places.
-        for k in [i, j] {
-            if let Some(c) = self.vacated.get(k) {
-                c.set(None);
-            }
+        // What was seen at each place goes with it.
+        std::mem::swap(&mut a.disturbed_since_s, &mut b.disturbed_since_s);
+        std::mem::swap(&mut a.pushed_by, &mut b.pushed_by);
+        std::mem::swap(&mut a.bare_frames, &mut b.bare_frames);
+        self.monitor.swap(i, j);
+        if self.vacated.len() > i.max(j) {
+            self.vacated.swap(i, j);
         }
-        // A card j followed in flight meanwhile was following card i's paper: the two
-        // flights were crossed, and each goes on under its right name.
-        if matches!(self.cards[j].phase, Phase::Resting | Phase::Missing { .. }) {
-            self.left_in_place(j, frame);
+        match &mut self.cards[j].phase {
+            // Card j, followed in flight meanwhile, was following card i's paper: the
+            // two flights were crossed, and each goes on under its right name (card j's
+            // to be named again under it).
+            Phase::Moving(fj) => fj.named = false,
+            // Gone out under card j's name: given again by `out_again`.
+            Phase::Leaving(_) | Phase::Out => {}
+            Phase::Resting | Phase::Missing { .. } => self.left_in_place(j, frame),
         }
     }
 
@@ -209,8 +221,17 @@ impl CardTracker {
         cards::dist(fj.last.centre_px, b.centre_px) < near
     }
 
+    /// Whether card `j`, out of the area and still followed, went out under its name
+    /// lately enough (`OUT_AGAIN_MAX_S` before `t_s`) for its `out` to be given again
+    /// under another name, and was not itself named as it flew.
+    pub(super) fn may_give_again(&self, j: usize, t_s: f64) -> bool {
+        matches!(&self.cards[j].phase, Phase::Leaving(fj)
+            if !fj.named && fj.out.as_ref().is_some_and(|e| t_s - e.t_s <= OUT_AGAIN_MAX_S))
+    }
+
     /// Card `j`'s `out`, given again under its name now (its flight's paper was taken
-    /// for another card's as it went out).
+    /// for another card's as it went out). The `out` given before under the other name
+    /// stands: events are never taken back.
     pub(super) fn out_again(&self, j: usize) -> Option<Event> {
         let (Phase::Leaving(fj), Some(poem)) = (&self.cards[j].phase, self.cards[j].poem) else {
             return None;
