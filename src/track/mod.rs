@@ -268,6 +268,8 @@ pub struct CardTracker {
     /// Each named card's face in the layout image, rectified, by poem (`named`): what
     /// its paper looks like wherever it goes, under whichever card it is followed as.
     faces: Vec<(u8, Mat)>,
+    /// The cards that traded names in the frame being read (`named`).
+    traded: Vec<(usize, usize)>,
 }
 
 impl Card {
@@ -387,6 +389,7 @@ impl CardTracker {
             presses: VecDeque::new(),
             held_touches: Vec::new(),
             faces,
+            traded: Vec::new(),
         })
     }
 
@@ -475,7 +478,8 @@ impl CardTracker {
         bgr: &Mat,
         hands: &[HandSeen],
     ) -> Result<Vec<Event>, TrackError> {
-        self.monitor.update(bgr)?;
+        let mut signals = self.monitor.update(bgr)?.to_vec();
+        self.traded.clear();
         self.recent_hands.push_back(hands.to_vec());
         while self.recent_hands.len() > TOUCH_BACK_MAX_FRAMES as usize + 1 {
             self.recent_hands.pop_front();
@@ -535,8 +539,10 @@ impl CardTracker {
                 _ => {}
             }
         }
-        // (Read again: two cards found followed under each other's names traded places.)
-        let signals = self.monitor.signals().to_vec();
+        // Two cards found followed under each other's names traded the places watched.
+        for (i, j) in std::mem::take(&mut self.traded) {
+            signals.swap(i, j);
+        }
         for (c, sig) in self.cards.iter_mut().zip(&signals) {
             if sig.state == CardState::Still {
                 c.disturbed_since_s = None;

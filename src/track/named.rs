@@ -200,6 +200,7 @@ impl CardTracker {
         std::mem::swap(&mut a.pushed_by, &mut b.pushed_by);
         std::mem::swap(&mut a.bare_frames, &mut b.bare_frames);
         self.monitor.swap(i, j);
+        self.traded.push((i, j));
         if self.vacated.len() > i.max(j) {
             self.vacated.swap(i, j);
         }
