@@ -25,7 +25,8 @@ pub mod score;
 pub use decode::{HandFrame, HandObs};
 pub use model::{Backend, HandModel, MODEL_IN_H_PX, MODEL_IN_W_PX};
 pub use perceive::{
-    PerceiveOptions, PerceiveStats, Perceiver, ACTIVE_EVERY_S, HURRIED_STRETCH, IDLE_EVERY_S,
+    PerceiveOptions, PerceiveStats, Perceiver, PerceiverState, SavedCard, ACTIVE_EVERY_S,
+    HURRIED_STRETCH, IDLE_EVERY_S,
 };
 pub use record::HandsRecord;
 
@@ -49,6 +50,9 @@ pub enum HandsError {
     /// The field mapping failed.
     #[error("field: {0}")]
     Field(#[from] crate::field::FieldError),
+    /// A saved state (`analyze --resume`) that does not fit this run.
+    #[error("saved hand state: {0}")]
+    Restore(String),
 }
 
 impl HandsError {

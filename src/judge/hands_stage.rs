@@ -4,12 +4,14 @@
 //!
 //! Owns that thread's loop and its timing; rules nothing and opens nothing.
 
-use super::{thread_cpu_s, HandSource, JudgeError, HURRY_BACKLOG_FRAMES};
+use super::{thread_cpu_s, HandSource, HandsSnapshot, JudgeError, HURRY_BACKLOG_FRAMES};
 use crate::capture::{self, SourceItem};
 use crate::rules::geometry::Pt;
 use crate::rules::model::{CardRef, Event};
 use crate::track::HandSeen;
-use std::collections::VecDeque;
+use opencv::core::Mat;
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::sync::Arc;
 use std::time::Instant;
 
 /// The cards' places after a frame (its index; `None` when unchanged since the last).
@@ -98,7 +100,7 @@ pub(super) enum Staged {
         /// Touches the hand source holds back after this frame.
         held: Vec<Event>,
         /// The hand source's state after this frame (for a checkpoint).
-        state: Option<serde_json::Value>,
+        state: Option<HandsSnapshot>,
         at: HandsAt,
     },
     Gap(capture::Gap),
@@ -107,18 +109,65 @@ pub(super) enum Staged {
     Finished(Vec<Event>),
 }
 
+/// A resumed run's hand state, restored once the frames it keeps are decoded again.
+pub(super) struct HandsRestore {
+    pub(super) state: serde_json::Value,
+    /// The frames it keeps, at or before `through`: the reader starts at the first.
+    pub(super) frames: BTreeSet<usize>,
+    /// The last frame the saved run perceived: the frames up to it only rebuild the
+    /// state, and go no further.
+    pub(super) through: usize,
+}
+
+impl HandsRestore {
+    /// Takes in one frame decoded again; true once the last one (`through`) is in.
+    fn take(&self, f: &capture::Frame, kept: &mut BTreeMap<usize, Arc<Mat>>) -> bool {
+        if self.frames.contains(&f.index) {
+            kept.insert(f.index, Arc::clone(&f.bgr));
+        }
+        f.index >= self.through
+    }
+}
+
 /// The hands stage: every decoded frame through the hand source (when there is one), on
-/// to the cards and the judge with what the hands saw. Returns the stage's CPU time, s.
+/// to the cards and the judge with what the hands saw. After a resume (`restore`), the
+/// frames up to the checkpoint rebuild the hand source's state and go no further.
+/// Returns the stage's CPU time, s.
 pub(super) fn perceive_hands(
     mut source: capture::FrameSource,
     mut hands: Option<&mut (dyn HandSource + 'static)>,
+    mut restore: Option<HandsRestore>,
     mut cards: Option<CardsBehind>,
     tx: crossbeam_channel::Sender<Staged>,
     realtime: bool,
     timed: bool,
 ) -> f64 {
     let cpu0 = thread_cpu_s();
+    let mut kept: BTreeMap<usize, Arc<Mat>> = BTreeMap::new();
+    // The state restored at once when it keeps no frame, else once they are decoded.
+    if let Some(r) = restore.take_if(|r| r.frames.is_empty()) {
+        if !restored(hands.as_deref_mut(), r, &mut kept, &tx) {
+            return thread_cpu_s() - cpu0;
+        }
+    }
     while let Some(item) = source.next() {
+        if let Some(r) = restore.as_ref() {
+            match &item {
+                // A gap among the frames decoded again lies before the checkpoint.
+                SourceItem::Gap(_) => continue,
+                SourceItem::Frame(f) => {
+                    if r.take(f, &mut kept) {
+                        if let Some(r) = restore.take() {
+                            if !restored(hands.as_deref_mut(), r, &mut kept, &tx) {
+                                return thread_cpu_s() - cpu0;
+                            }
+                        }
+                    }
+                    continue;
+                }
+                SourceItem::Error(_) => {}
+            }
+        }
         // Live, behind the camera: the hands do less until the frames waiting are few.
         let waiting = source.waiting();
         let behind = realtime && waiting > HURRY_BACKLOG_FRAMES;
@@ -164,9 +213,37 @@ pub(super) fn perceive_hands(
             return thread_cpu_s() - cpu0;
         }
     }
+    // A video that ends before the checkpoint's frame: the restore says what is missing.
+    if let Some(r) = restore.take() {
+        if !restored(hands.as_deref_mut(), r, &mut kept, &tx) {
+            return thread_cpu_s() - cpu0;
+        }
+    }
     let last = hands.map(|h| h.finish()).unwrap_or_default();
     let _ = tx.send(Staged::Finished(last));
     thread_cpu_s() - cpu0
+}
+
+/// Restores the hand source's saved state from the frames decoded again; on failure the
+/// error goes on to the judge and false comes back.
+fn restored(
+    hands: Option<&mut (dyn HandSource + 'static)>,
+    r: HandsRestore,
+    kept: &mut BTreeMap<usize, Arc<Mat>>,
+    tx: &crossbeam_channel::Sender<Staged>,
+) -> bool {
+    let done = match hands {
+        Some(h) => h.restore(&r.state, kept),
+        None => Ok(()),
+    };
+    kept.clear();
+    match done {
+        Ok(()) => true,
+        Err(e) => {
+            let _ = tx.send(Staged::Error(e));
+            false
+        }
+    }
 }
 
 /// One frame through the hand source, told first where the cards lay `lag` frames before

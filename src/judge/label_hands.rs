@@ -8,7 +8,7 @@
 //! uniform spread over one frame. A card the measured layout could not name is touched
 //! as the camera would report it: by its territory, not by the poem the labels know.
 
-use super::{HandSource, JudgeError};
+use super::{HandSource, HandsSnapshot, JudgeError};
 use crate::rules::model::{CardRef, Event, EventKind, Hand, Layout, Player};
 use crate::track::HandSeen;
 use opencv::core::Mat;
@@ -180,7 +180,7 @@ impl HandSource for LabelHands {
         "simulator labels (per-frame truth, not a model)".into()
     }
 
-    fn state(&self) -> Option<serde_json::Value> {
+    fn state(&self) -> Option<HandsSnapshot> {
         let touching: Vec<(Player, Hand, Vec<u8>)> = self
             .touching
             .iter()
@@ -188,10 +188,16 @@ impl HandSource for LabelHands {
             .collect();
         let inside: Vec<(Player, Hand, bool)> =
             self.inside.iter().map(|((p, h), v)| (*p, *h, *v)).collect();
-        Some(serde_json::json!({ "touching": touching, "inside": inside }))
+        Some(HandsSnapshot::json(
+            serde_json::json!({ "touching": touching, "inside": inside }),
+        ))
     }
 
-    fn restore(&mut self, state: &serde_json::Value) -> Result<(), JudgeError> {
+    fn restore(
+        &mut self,
+        state: &serde_json::Value,
+        _frames: &BTreeMap<usize, std::sync::Arc<Mat>>,
+    ) -> Result<(), JudgeError> {
         let bad = |e: serde_json::Error| JudgeError::Hands(format!("saved hand state: {e}"));
         let touching: Vec<(Player, Hand, Vec<u8>)> =
             serde_json::from_value(state["touching"].clone()).map_err(bad)?;

@@ -22,16 +22,18 @@ pub mod windows;
 use crate::capture::{self, CaptureError, ReaderOptions, VideoReader};
 use crate::detect::layout::MeasuredLayout;
 use crate::field::FieldMap;
+use crate::hands::SavedCard;
 use crate::rules::geometry::Pt;
 use crate::rules::model::{CardRef, Event, MatchResult, Reading};
 use crate::track::{CardTracker, HandSeen, TrackError, TrackerState};
 use opencv::core::Mat;
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Instant;
 
-use hands_stage::{perceive_hands, CardPlaces, CardsBehind, Staged};
+use hands_stage::{perceive_hands, CardPlaces, CardsBehind, HandsRestore, Staged};
 pub use label_hands::LabelHands;
 use motion_touches::MotionTouches;
 pub use motion_touches::{MOTION_TOUCH_HOLD_S, MOTION_TOUCH_MATCH_S};
@@ -114,14 +116,50 @@ pub trait HandSource: Send {
     }
     /// What it is, for the report.
     fn describe(&self) -> String;
-    /// Its state between frames, to resume a run exactly; `None` when it has none to
-    /// save (a resumed run then starts it afresh at the checkpoint).
-    fn state(&self) -> Option<serde_json::Value> {
+    /// Its state after the frame pushed last, to resume a run exactly; `None` when it
+    /// has none to save (a resumed run then starts it afresh at the checkpoint). Asked
+    /// after every frame, so cheap: the state is made into JSON only for a checkpoint.
+    fn state(&self) -> Option<HandsSnapshot> {
         None
     }
-    /// Continues from a saved state.
-    fn restore(&mut self, _state: &serde_json::Value) -> Result<(), JudgeError> {
+    /// Continues from a saved state, given the frames it names (`HandsSnapshot::frames`)
+    /// decoded again.
+    fn restore(
+        &mut self,
+        _state: &serde_json::Value,
+        _frames: &BTreeMap<usize, Arc<Mat>>,
+    ) -> Result<(), JudgeError> {
         Ok(())
+    }
+}
+
+/// A hand source's state after one frame (`HandSource::state`): the frames whose pixels
+/// it keeps, by number (a resumed run decodes them again), and the rest, made into JSON
+/// only when a checkpoint is written.
+pub struct HandsSnapshot {
+    pub frames: Vec<usize>,
+    save: Box<dyn FnOnce() -> Result<serde_json::Value, JudgeError> + Send>,
+}
+
+impl HandsSnapshot {
+    pub fn new(
+        frames: Vec<usize>,
+        save: impl FnOnce() -> Result<serde_json::Value, JudgeError> + Send + 'static,
+    ) -> HandsSnapshot {
+        HandsSnapshot {
+            frames,
+            save: Box::new(save),
+        }
+    }
+
+    /// A state that is JSON already and keeps no frames.
+    pub fn json(state: serde_json::Value) -> HandsSnapshot {
+        HandsSnapshot::new(Vec::new(), move || Ok(state))
+    }
+
+    /// The state, as JSON.
+    pub fn save(self) -> Result<serde_json::Value, JudgeError> {
+        (self.save)()
     }
 }
 
@@ -138,6 +176,13 @@ pub struct Checkpoint {
     pub pending: Vec<Event>,
     pub tracker: TrackerState,
     pub hands: Option<serde_json::Value>,
+    /// The frames whose pixels the hands' state keeps, decoded again on resuming.
+    #[serde(default)]
+    pub hands_frames: Vec<usize>,
+    /// The cards' places the tracker sent to the hands in the last frames, not yet
+    /// given to them (`CardsBehind`): frame and places.
+    #[serde(default)]
+    pub cards_sent: Vec<(usize, Vec<(SavedCard, [Pt; 4])>)>,
     pub gaps: usize,
     /// Touches inferred from card motion, held to be matched with the hands' touches.
     #[serde(default)]
@@ -336,35 +381,67 @@ pub fn run(
     };
     let resumed = resume.is_some();
     let cards_fed = hands.is_some();
+    // Where the cards lie, from the tracker back to the hands a fixed number of frames
+    // behind (`CardsBehind`).
+    let cards_lag = opts.queue_frames + 2;
+    let (card_tx, card_rx) = crossbeam_channel::unbounded::<CardPlaces>();
+    // The places sent to the hands and not yet given to them, for a checkpoint.
+    let mut cards_sent: VecDeque<(usize, Vec<(CardRef, [Pt; 4])>)> = VecDeque::new();
+    let mut hands_restore = None;
     if let Some(r) = resume {
         let cp = r.checkpoint;
         windows.replay(r.replay, cp.ruled);
         windows.add(cp.pending);
         tracker.restore(cp.tracker)?;
-        if let (Some(h), Some(state)) = (hands.as_mut(), cp.hands.as_ref()) {
-            h.restore(state)?;
-        }
         frames = cp.frame + 1;
         last_t = cp.t_s;
         gaps = cp.gaps;
         motion.held = cp.held;
         reader_opts.skip = cp.frame + 1;
         reader_opts.prev_t_s = Some(cp.t_s);
+        match (hands.is_some(), cp.hands) {
+            (true, Some(state)) => {
+                // The hands continue where they stood, once the frames they keep are
+                // decoded again (the reader starts at the first of them); the places
+                // sent to them and not yet given come to them at the same frames.
+                let keep: BTreeSet<usize> = cp
+                    .hands_frames
+                    .iter()
+                    .copied()
+                    .filter(|f| *f <= cp.frame)
+                    .collect();
+                if let Some(first) = keep.first() {
+                    reader_opts.skip = *first;
+                    reader_opts.prev_t_s = None;
+                }
+                for (f, places) in cp.cards_sent {
+                    let places: Vec<(CardRef, [Pt; 4])> =
+                        places.into_iter().map(|(c, q)| (c.into(), q)).collect();
+                    let _ = card_tx.send((f, Some(places.clone())));
+                    cards_sent.push_back((f, places));
+                }
+                hands_restore = Some(HandsRestore {
+                    state,
+                    frames: keep,
+                    through: cp.frame,
+                });
+            }
+            (true, None) => {
+                // Hands with no saved state start afresh, told where the cards lie now.
+                let _ = card_tx.send((0, Some(tracker.places_mm()?)));
+            }
+            (false, _) => {}
+        }
     }
     let source = capture::spawn_reader(reader, reader_opts);
     let clock = source.clock();
     let (tx, rx) = crossbeam_channel::bounded::<Staged>(opts.queue_frames.max(1));
-    // Where the cards lie, from the tracker back to the hands a fixed number of frames
-    // behind (`CardsBehind`); after a resume, from where the tracker stood.
-    let (card_tx, card_rx) = crossbeam_channel::unbounded::<CardPlaces>();
     let mut last_places = if resumed {
-        let now = tracker.places_mm()?;
-        let _ = card_tx.send((0, Some(now.clone())));
-        Some(now)
+        Some(tracker.places_mm()?)
     } else {
         None
     };
-    let cards_behind = cards_fed.then(|| CardsBehind::new(card_rx, opts.queue_frames + 2));
+    let cards_behind = cards_fed.then(|| CardsBehind::new(card_rx, cards_lag));
     let mut hands_cpu_s = 0.0;
     let walk = std::thread::scope(|scope| -> Result<(), JudgeError> {
         // Hands run on their own thread, a frame ahead of the cards and the judge: the
@@ -376,6 +453,7 @@ pub fn run(
                 perceive_hands(
                     source,
                     hands.as_deref_mut(),
+                    hands_restore,
                     cards_behind,
                     tx,
                     opts.realtime,
@@ -446,6 +524,16 @@ pub fn run(
                     let now = tracker.places_mm()?;
                     let changed = last_places.as_ref() != Some(&now);
                     let _ = card_tx.send((f.index, changed.then(|| now.clone())));
+                    if changed {
+                        cards_sent.push_back((f.index, now.clone()));
+                    }
+                    // The hands have those of frames `cards_lag` before their next one.
+                    while cards_sent
+                        .front()
+                        .is_some_and(|(g, _)| g + cards_lag <= f.index)
+                    {
+                        cards_sent.pop_front();
+                    }
                     last_places = Some(now);
                 }
                 windows.add(motion.hold(card_events));
@@ -488,7 +576,17 @@ pub fn run(
                         ruled: windows.ruled(),
                         pending: windows.pending().to_vec(),
                         tracker: tracker.state(),
-                        hands: hand_state,
+                        hands_frames: hand_state
+                            .as_ref()
+                            .map(|s| s.frames.clone())
+                            .unwrap_or_default(),
+                        hands: hand_state.map(HandsSnapshot::save).transpose()?,
+                        cards_sent: cards_sent
+                            .iter()
+                            .map(|(g, places)| {
+                                (*g, places.iter().map(|(c, q)| ((*c).into(), *q)).collect())
+                            })
+                            .collect(),
                         gaps,
                         held: motion.held.clone(),
                     })?;

@@ -19,14 +19,15 @@
 //! habit for far more; 13-2 makes the hand of a player's first touch their lead hand, so
 //! one misreading decides every later take).
 
-use super::{HandSource, JudgeError};
-use crate::hands::perceive::CONTACT_MIN_P;
+use super::{HandSource, HandsSnapshot, JudgeError};
+use crate::hands::perceive::{any_f64, PerceiverState, CONTACT_MIN_P};
 use crate::hands::{HandFrame, HandObs, HandsRecord, Perceiver};
 use crate::rules::geometry::Pt;
 use crate::rules::model::Event;
 use crate::rules::model::{CardRef, EventKind, Hand, Player};
 use crate::track::HandSeen;
 use opencv::core::Mat;
+use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, VecDeque};
 use std::path::Path;
 
@@ -480,7 +481,83 @@ impl ModelHands {
     }
 }
 
+/// `ModelHands` between two frames, as plain data (`HandSource::state`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct SavedModelHands {
+    perceiver: PerceiverState,
+    recent: Vec<(f64, Vec<HandSeen>)>,
+    inside: Vec<((Player, Hand), bool)>,
+    pending: Vec<((Player, Hand), Event)>,
+    votes: [[u64; 2]; 2],
+    first_touch: [Option<Hand>; 2],
+    #[serde(with = "any_f64")]
+    events_until_s: f64,
+    places: Vec<(f64, Vec<(Player, Pt, f64)>)>,
+    awaiting: Vec<Event>,
+}
+
+impl ModelHands {
+    fn saved(&self) -> SavedModelHands {
+        SavedModelHands {
+            perceiver: self.perceiver.state(),
+            recent: self.recent.iter().cloned().collect(),
+            inside: self.hold.inside.iter().map(|(k, v)| (*k, *v)).collect(),
+            pending: self
+                .hold
+                .pending
+                .iter()
+                .map(|(k, e)| (*k, e.clone()))
+                .collect(),
+            votes: self.votes,
+            first_touch: self.first_touch,
+            events_until_s: self.events_until_s,
+            places: self
+                .places
+                .iter()
+                .map(|p| (p.t_s, p.hands.clone()))
+                .collect(),
+            awaiting: self.awaiting.clone(),
+        }
+    }
+}
+
 impl HandSource for ModelHands {
+    fn state(&self) -> Option<HandsSnapshot> {
+        let saved = self.saved();
+        let frames = saved.perceiver.frames();
+        Some(HandsSnapshot::new(frames, move || {
+            serde_json::to_value(&saved)
+                .map_err(|e| JudgeError::Hands(format!("saving the hands: {e}")))
+        }))
+    }
+
+    fn restore(
+        &mut self,
+        state: &serde_json::Value,
+        frames: &BTreeMap<usize, std::sync::Arc<Mat>>,
+    ) -> Result<(), JudgeError> {
+        let saved = SavedModelHands::deserialize(state)
+            .map_err(|e| JudgeError::Hands(format!("saved hand state: {e}")))?;
+        self.perceiver
+            .restore(saved.perceiver, frames)
+            .map_err(|e| JudgeError::Hands(e.to_string()))?;
+        self.recent = saved.recent.into_iter().collect();
+        self.hold = Hold {
+            inside: saved.inside.into_iter().collect(),
+            pending: saved.pending.into_iter().collect(),
+        };
+        self.votes = saved.votes;
+        self.first_touch = saved.first_touch;
+        self.events_until_s = saved.events_until_s;
+        self.places = saved
+            .places
+            .into_iter()
+            .map(|(t_s, hands)| Placed { t_s, hands })
+            .collect();
+        self.awaiting = saved.awaiting;
+        Ok(())
+    }
+
     fn hurry(&mut self, hurried: bool) {
         self.perceiver.hurry(hurried);
     }

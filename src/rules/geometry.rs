@@ -23,7 +23,7 @@ pub const TOUCH_RADIUS_MM: f64 = 8.0;
 pub const FINGER_HALF_WIDTH_MM: f64 = 8.0;
 
 /// A point on the tatami plane.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Pt {
     pub x_mm: f64,
     pub y_mm: f64,

@@ -480,6 +480,9 @@ impl CardTracker {
     ) -> Result<Vec<Event>, TrackError> {
         let mut signals = self.monitor.update(bgr)?.to_vec();
         self.traded.clear();
+        // Measured afresh in each frame, before any card in flight asks (also the first
+        // frame after a resume, which saves none).
+        self.vacated = vec![Cell::new(None); self.cards.len()];
         self.recent_hands.push_back(hands.to_vec());
         while self.recent_hands.len() > TOUCH_BACK_MAX_FRAMES as usize + 1 {
             self.recent_hands.pop_front();
@@ -560,7 +563,6 @@ impl CardTracker {
             let key = |i: usize| self.cards[i].disturbed_since_s.unwrap_or(f64::INFINITY);
             key(a).total_cmp(&key(b))
         });
-        self.vacated = vec![Cell::new(None); self.cards.len()];
         for i in order {
             let state = signals[i].state;
             match self.cards[i].phase.clone() {

@@ -61,7 +61,7 @@ pub const HIDDEN_CONTINUE_MM: f64 = 100.0;
 
 /// When each hand was last seen pressing each card, over the last `CARD_REPRESS_S`.
 #[derive(Debug, Clone, Default)]
-pub(super) struct PressedCards(Vec<((Player, Hand), CardRef, f64)>);
+pub(super) struct PressedCards(pub(super) Vec<((Player, Hand), CardRef, f64)>);
 
 impl PressedCards {
     /// Whether `hand` was seen pressing `card` within `CARD_REPRESS_S` before `t_s`.
@@ -88,12 +88,12 @@ impl PressedCards {
 /// Where a player's hand was last seen over the playing area.
 #[derive(Debug, Clone)]
 pub(super) struct LastInside {
-    t_s: f64,
-    hand: Hand,
+    pub(super) t_s: f64,
+    pub(super) hand: Hand,
     /// The fingertips of every region of theirs inside then, in decoded pixels and in
     /// the field.
-    tips_px: Vec<[f64; 2]>,
-    tips_mm: Vec<Pt>,
+    pub(super) tips_px: Vec<[f64; 2]>,
+    pub(super) tips_mm: Vec<Pt>,
 }
 
 /// Whether a player's hand last seen over the playing area at `tips_mm`, `age_s` ago, is

@@ -17,6 +17,7 @@ mod events;
 mod fingers;
 mod identity;
 mod press;
+mod saved;
 mod timing;
 
 pub use self::events::{
@@ -30,6 +31,7 @@ pub use self::fingers::{
 };
 pub use self::identity::{keep_identity, on_frame_edge, pointing_player, side_player};
 pub use self::press::{CONTACT_BEFORE_S, CONTACT_CARD_RADIUS_MM};
+pub use self::saved::{any_f64, PerceiverState, SavedCard};
 use self::timing::Untimed;
 pub use self::timing::{
     onset_from_landed, CONTACT_TIMED_SD_S, LANDED_P, TIMED_AFTER_S, TIMED_BEFORE_S, TIMED_MIN_FPS,
@@ -109,7 +111,7 @@ impl Default for PerceiveOptions {
 }
 
 /// Counters for the benchmark and the progress line.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct PerceiveStats {
     pub frames: usize,
     pub inferences: usize,
@@ -211,6 +213,8 @@ pub struct Perceiver {
     /// The latest frame in which no hand was over the playing area (at two runs in a
     /// row), for the contact network.
     plate: Option<Arc<CropSource>>,
+    /// The frame the plate was cut from.
+    plate_frame: Option<usize>,
     last: Option<Sample>,
     /// The time of the frame pushed before, s.
     prev_t_s: Option<f64>,
@@ -302,6 +306,7 @@ impl Perceiver {
             crops: VecDeque::new(),
             contact,
             plate: None,
+            plate_frame: None,
             last: None,
             prev_t_s: None,
             frame_s: None,
@@ -408,6 +413,7 @@ impl Perceiver {
         let clear = !new.any_inside() && self.last.as_ref().is_none_or(|s| !s.any_inside());
         if let (Some(c), true) = (&crop, clear) {
             self.plate = Some(Arc::clone(c));
+            self.plate_frame = Some(frame);
         }
         let mut chain = match self.last.take() {
             Some(prev) => {
