@@ -109,6 +109,17 @@ fn a_killed_analysis_resumes_to_the_same_files() {
     );
     assert!(cut.join("decisions.jsonl.part").exists());
 
+    // Resumed with another hand source (the model, not the labels): refused, the run
+    // left as it was.
+    let o = Command::new(BIN)
+        .arg("analyze")
+        .arg(&rec)
+        .arg("--out")
+        .arg(&cut)
+        .arg("--resume")
+        .output()
+        .unwrap();
+    one_line_exit_2(&o, "resume.json");
     let o = analyze(&rec, &cut, &["--resume"]);
     assert_exit_0(&o);
     for f in ["decisions.jsonl", "events.jsonl", "layout.json"] {

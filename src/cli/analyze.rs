@@ -302,6 +302,9 @@ struct FileOutput {
     started: std::time::Instant,
     first_t_s: Option<f64>,
     echo: Option<Box<dyn Write>>,
+    /// The hand source, as the summary names it: a checkpoint is resumed only with the
+    /// same one.
+    hands: String,
 }
 
 impl FileOutput {
@@ -352,6 +355,7 @@ impl FileOutput {
             started: std::time::Instant::now(),
             first_t_s: None,
             echo,
+            hands: String::new(),
         })
     }
 
@@ -397,6 +401,7 @@ impl Output for FileOutput {
         let saved = SavedCheckpoint {
             decisions_bytes: self.decisions.get_mut().stream_position()?,
             events_bytes: self.events.get_mut().stream_position()?,
+            hands: self.hands.clone(),
             checkpoint: cp.clone(),
         };
         // Written whole under another name, then renamed: a kill leaves the old one or the new.
@@ -425,11 +430,14 @@ const CHECKPOINT_FILE: &str = "resume.json";
 struct SavedCheckpoint {
     decisions_bytes: u64,
     events_bytes: u64,
+    /// The hand source of the run (`FileOutput::hands`).
+    #[serde(default)]
+    hands: String,
     checkpoint: Checkpoint,
 }
 
 /// The saved state of a killed run in `out_dir`, if there is one to continue.
-fn load_resume(out_dir: &Path) -> Result<Option<(Resume, (u64, u64))>> {
+fn load_resume(out_dir: &Path) -> Result<Option<(Resume, (u64, u64), String)>> {
     let cp_path = out_dir.join(CHECKPOINT_FILE);
     let events_part = part(&out_dir.join("events.jsonl"));
     if !cp_path.is_file()
@@ -460,6 +468,7 @@ fn load_resume(out_dir: &Path) -> Result<Option<(Resume, (u64, u64))>> {
             replay,
         },
         sizes,
+        saved.hands,
     )))
 }
 
@@ -493,10 +502,21 @@ pub fn analyze(
     let (source, hands_note) = hand_source(hands, dir, p.reader.fps, &p.map, &p.measured.layout)?;
     let frames = p.reader.table_len().unwrap_or(p.reader.frame_count) as u64;
     let (resume_from, sizes) = match saved {
-        Some((r, s)) => (Some(r), Some(s)),
+        Some((_, _, was)) if !was.is_empty() && was != hands_note => {
+            return Err(InputError::new(
+                &out_dir.join(CHECKPOINT_FILE).display().to_string(),
+                "hands",
+                format!(
+                    "the run was made with hands from {was}, not {hands_note}: resume it with the same hand source, or start afresh without --resume"
+                ),
+            )
+            .into());
+        }
+        Some((r, s, _)) => (Some(r), Some(s)),
         None => (None, None),
     };
     let mut sink = FileOutput::create(&out_dir, frames, sizes, None)?;
+    sink.hands = hands_note.clone();
     let namer = crate::detect::naming::Namer::new().map_err(detect_error)?;
     let before_frames_s = started.elapsed().as_secs_f64();
     let p_layout_wall_s = p.layout_wall_s;

@@ -25,8 +25,8 @@ pub mod score;
 pub use decode::{HandFrame, HandObs};
 pub use model::{Backend, HandModel, MODEL_IN_H_PX, MODEL_IN_W_PX};
 pub use perceive::{
-    PerceiveOptions, PerceiveStats, Perceiver, PerceiverState, SavedCard, ACTIVE_EVERY_S,
-    HURRIED_STRETCH, IDLE_EVERY_S,
+    PerceiveOptions, PerceiveStats, Perceiver, PerceiverState, ACTIVE_EVERY_S, HURRIED_STRETCH,
+    IDLE_EVERY_S,
 };
 pub use record::HandsRecord;
 

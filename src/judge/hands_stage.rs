@@ -4,10 +4,9 @@
 //!
 //! Owns that thread's loop and its timing; rules nothing and opens nothing.
 
-use super::{thread_cpu_s, HandSource, HandsSnapshot, JudgeError, HURRY_BACKLOG_FRAMES};
+use super::{thread_cpu_s, HandSource, HandsSnapshot, JudgeError, Places, HURRY_BACKLOG_FRAMES};
 use crate::capture::{self, SourceItem};
-use crate::rules::geometry::Pt;
-use crate::rules::model::{CardRef, Event};
+use crate::rules::model::Event;
 use crate::track::HandSeen;
 use opencv::core::Mat;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
@@ -15,7 +14,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 /// The cards' places after a frame (its index; `None` when unchanged since the last).
-pub(super) type CardPlaces = (usize, Option<Vec<(CardRef, [Pt; 4])>>);
+pub(super) type CardPlaces = (usize, Option<Places>);
 
 /// The card tracker's places as the hands stage sees them: the hands stage runs ahead of
 /// the tracker, so it is told where the cards lay `lag` frames before the frame it
@@ -274,6 +273,8 @@ fn hurried_push(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::rules::geometry::Pt;
+    use crate::rules::model::CardRef;
     use opencv::core::Mat;
 
     /// A hand source that notes which cards it was given before each frame.

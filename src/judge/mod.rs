@@ -22,9 +22,8 @@ pub mod windows;
 use crate::capture::{self, CaptureError, ReaderOptions, VideoReader};
 use crate::detect::layout::MeasuredLayout;
 use crate::field::FieldMap;
-use crate::hands::SavedCard;
 use crate::rules::geometry::Pt;
-use crate::rules::model::{CardRef, Event, MatchResult, Reading};
+use crate::rules::model::{CardRef, Event, MatchResult, Reading, SavedCard};
 use crate::track::{CardTracker, HandSeen, TrackError, TrackerState};
 use opencv::core::Mat;
 use serde::{Deserialize, Serialize};
@@ -163,6 +162,11 @@ impl HandsSnapshot {
     }
 }
 
+/// The cards a fingertip can press: each card and its corners in field mm.
+pub type Places = Vec<(CardRef, [Pt; 4])>;
+/// The same, as a checkpoint keeps it.
+pub type SavedPlaces = Vec<(SavedCard, [Pt; 4])>;
+
 /// Where a run stood after a ruling, enough to continue it from the next frame with the
 /// same results as an uninterrupted run.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -182,7 +186,11 @@ pub struct Checkpoint {
     /// The cards' places the tracker sent to the hands in the last frames, not yet
     /// given to them (`CardsBehind`): frame and places.
     #[serde(default)]
-    pub cards_sent: Vec<(usize, Vec<(SavedCard, [Pt; 4])>)>,
+    pub cards_sent: Vec<(usize, SavedPlaces)>,
+    /// The places last sent (before a search taken in at this frame moved a card): the
+    /// next frame's are sent when they differ from these.
+    #[serde(default)]
+    pub places_sent: Option<SavedPlaces>,
     pub gaps: usize,
     /// Touches inferred from card motion, held to be matched with the hands' touches.
     #[serde(default)]
@@ -386,8 +394,9 @@ pub fn run(
     let cards_lag = opts.queue_frames + 2;
     let (card_tx, card_rx) = crossbeam_channel::unbounded::<CardPlaces>();
     // The places sent to the hands and not yet given to them, for a checkpoint.
-    let mut cards_sent: VecDeque<(usize, Vec<(CardRef, [Pt; 4])>)> = VecDeque::new();
+    let mut cards_sent: VecDeque<(usize, Places)> = VecDeque::new();
     let mut hands_restore = None;
+    let mut places_sent: Option<Places> = None;
     if let Some(r) = resume {
         let cp = r.checkpoint;
         windows.replay(r.replay, cp.ruled);
@@ -399,6 +408,9 @@ pub fn run(
         motion.held = cp.held;
         reader_opts.skip = cp.frame + 1;
         reader_opts.prev_t_s = Some(cp.t_s);
+        places_sent = cp
+            .places_sent
+            .map(|p| p.into_iter().map(|(c, q)| (c.into(), q)).collect());
         match (hands.is_some(), cp.hands) {
             (true, Some(state)) => {
                 // The hands continue where they stood, once the frames they keep are
@@ -415,8 +427,7 @@ pub fn run(
                     reader_opts.prev_t_s = None;
                 }
                 for (f, places) in cp.cards_sent {
-                    let places: Vec<(CardRef, [Pt; 4])> =
-                        places.into_iter().map(|(c, q)| (c.into(), q)).collect();
+                    let places: Places = places.into_iter().map(|(c, q)| (c.into(), q)).collect();
                     let _ = card_tx.send((f, Some(places.clone())));
                     cards_sent.push_back((f, places));
                 }
@@ -436,10 +447,10 @@ pub fn run(
     let source = capture::spawn_reader(reader, reader_opts);
     let clock = source.clock();
     let (tx, rx) = crossbeam_channel::bounded::<Staged>(opts.queue_frames.max(1));
-    let mut last_places = if resumed {
-        Some(tracker.places_mm()?)
-    } else {
-        None
+    let mut last_places = match places_sent {
+        Some(p) => Some(p),
+        None if resumed => Some(tracker.places_mm()?),
+        None => None,
     };
     let cards_behind = cards_fed.then(|| CardsBehind::new(card_rx, cards_lag));
     let mut hands_cpu_s = 0.0;
@@ -587,6 +598,9 @@ pub fn run(
                                 (*g, places.iter().map(|(c, q)| ((*c).into(), *q)).collect())
                             })
                             .collect(),
+                        places_sent: last_places
+                            .as_ref()
+                            .map(|p| p.iter().map(|(c, q)| ((*c).into(), *q)).collect()),
                         gaps,
                         held: motion.held.clone(),
                     })?;

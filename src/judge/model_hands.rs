@@ -20,11 +20,11 @@
 //! one misreading decides every later take).
 
 use super::{HandSource, HandsSnapshot, JudgeError};
-use crate::hands::perceive::{any_f64, PerceiverState, CONTACT_MIN_P};
+use crate::hands::perceive::{PerceiverState, CONTACT_MIN_P};
 use crate::hands::{HandFrame, HandObs, HandsRecord, Perceiver};
 use crate::rules::geometry::Pt;
 use crate::rules::model::Event;
-use crate::rules::model::{CardRef, EventKind, Hand, Player};
+use crate::rules::model::{any_f64, CardRef, EventKind, Hand, Player};
 use crate::track::HandSeen;
 use opencv::core::Mat;
 use serde::{Deserialize, Serialize};
@@ -492,9 +492,12 @@ struct SavedModelHands {
     first_touch: [Option<Hand>; 2],
     #[serde(with = "any_f64")]
     events_until_s: f64,
-    places: Vec<(f64, Vec<(Player, Pt, f64)>)>,
+    /// `Placed`: when, and each hand's player, middle and contact probability.
+    places: Vec<(f64, PlacedHands)>,
     awaiting: Vec<Event>,
 }
+
+type PlacedHands = Vec<(Player, Pt, f64)>;
 
 impl ModelHands {
     fn saved(&self) -> SavedModelHands {

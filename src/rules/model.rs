@@ -276,6 +276,72 @@ pub enum CardRef {
     },
 }
 
+/// A number that may be infinite (JSON has no infinities): as itself when finite, else
+/// as `"inf"`, `"-inf"` or `"nan"`.
+pub mod any_f64 {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
+        if v.is_finite() {
+            s.serialize_f64(*v)
+        } else if v.is_nan() {
+            s.serialize_str("nan")
+        } else if *v > 0.0 {
+            s.serialize_str("inf")
+        } else {
+            s.serialize_str("-inf")
+        }
+    }
+
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Either {
+        Num(f64),
+        Word(String),
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+        match Either::deserialize(d)? {
+            Either::Num(v) => Ok(v),
+            Either::Word(w) => match w.as_str() {
+                "inf" => Ok(f64::INFINITY),
+                "-inf" => Ok(f64::NEG_INFINITY),
+                "nan" => Ok(f64::NAN),
+                _ => Err(serde::de::Error::custom(format!("not a number: {w}"))),
+            },
+        }
+    }
+}
+
+/// A card as the perceiver refers to it (`CardRef`, whose own form in `hands.jsonl`
+/// leaves out an unnamed card's index).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub enum SavedCard {
+    Poem(u8),
+    Unnamed {
+        index: usize,
+        territory: Option<Player>,
+    },
+}
+
+impl From<CardRef> for SavedCard {
+    fn from(c: CardRef) -> Self {
+        match c {
+            CardRef::Poem(p) => SavedCard::Poem(p),
+            CardRef::Unnamed { index, territory } => SavedCard::Unnamed { index, territory },
+        }
+    }
+}
+
+impl From<SavedCard> for CardRef {
+    fn from(c: SavedCard) -> Self {
+        match c {
+            SavedCard::Poem(p) => CardRef::Poem(p),
+            SavedCard::Unnamed { index, territory } => CardRef::Unnamed { index, territory },
+        }
+    }
+}
+
 /// In `hands.jsonl`: the poem, or `{"territory": "A"}` for a card the layout could not
 /// name (`"territory": null` while it lies in neither).
 impl Serialize for CardRef {

@@ -31,7 +31,7 @@ pub use self::fingers::{
 };
 pub use self::identity::{keep_identity, on_frame_edge, pointing_player, side_player};
 pub use self::press::{CONTACT_BEFORE_S, CONTACT_CARD_RADIUS_MM};
-pub use self::saved::{any_f64, PerceiverState, SavedCard};
+pub use self::saved::PerceiverState;
 use self::timing::Untimed;
 pub use self::timing::{
     onset_from_landed, CONTACT_TIMED_SD_S, LANDED_P, TIMED_AFTER_S, TIMED_BEFORE_S, TIMED_MIN_FPS,

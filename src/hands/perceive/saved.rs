@@ -9,77 +9,11 @@ use crate::hands::contact::CropSource;
 use crate::hands::decode::HandObs;
 use crate::hands::HandsError;
 use crate::rules::geometry::Pt;
-use crate::rules::model::{CardRef, Event, Hand, Player};
+use crate::rules::model::{any_f64, CardRef, Event, Hand, Player, SavedCard};
 use opencv::core::Mat;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
-
-/// A number that may be infinite (JSON has no infinities): as itself when finite, else
-/// as `"inf"`, `"-inf"` or `"nan"`.
-pub mod any_f64 {
-    use serde::{Deserialize, Deserializer, Serializer};
-
-    pub fn serialize<S: Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
-        if v.is_finite() {
-            s.serialize_f64(*v)
-        } else if v.is_nan() {
-            s.serialize_str("nan")
-        } else if *v > 0.0 {
-            s.serialize_str("inf")
-        } else {
-            s.serialize_str("-inf")
-        }
-    }
-
-    #[derive(Deserialize)]
-    #[serde(untagged)]
-    enum Either {
-        Num(f64),
-        Word(String),
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
-        match Either::deserialize(d)? {
-            Either::Num(v) => Ok(v),
-            Either::Word(w) => match w.as_str() {
-                "inf" => Ok(f64::INFINITY),
-                "-inf" => Ok(f64::NEG_INFINITY),
-                "nan" => Ok(f64::NAN),
-                _ => Err(serde::de::Error::custom(format!("not a number: {w}"))),
-            },
-        }
-    }
-}
-
-/// A card as the perceiver refers to it (`CardRef`, whose own form in `hands.jsonl`
-/// leaves out an unnamed card's index).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub enum SavedCard {
-    Poem(u8),
-    Unnamed {
-        index: usize,
-        territory: Option<Player>,
-    },
-}
-
-impl From<CardRef> for SavedCard {
-    fn from(c: CardRef) -> Self {
-        match c {
-            CardRef::Poem(p) => SavedCard::Poem(p),
-            CardRef::Unnamed { index, territory } => SavedCard::Unnamed { index, territory },
-        }
-    }
-}
-
-impl From<SavedCard> for CardRef {
-    fn from(c: SavedCard) -> Self {
-        match c {
-            SavedCard::Poem(p) => CardRef::Poem(p),
-            SavedCard::Unnamed { index, territory } => CardRef::Unnamed { index, territory },
-        }
-    }
-}
 
 /// A hand of a run, every field kept (`HandObs`'s own form leaves some out).
 #[derive(Debug, Clone, Serialize, Deserialize)]
