@@ -40,10 +40,17 @@ pub(super) fn layout_faces(
     Ok(faces)
 }
 
+/// The frame is cut around a face with this margin, pixels, before it is rectified
+/// (the corners of the face lie inside the cut whatever their rounding).
+const CUT_PAD_PX: f64 = 4.0;
+/// A cut narrower or lower than this, pixels (the face barely inside the frame), is no
+/// face to compare.
+const CUT_MIN_PX: i32 = 8;
+
 /// The face `face_px` (decoded pixels, corners clockwise from top-left with a short
 /// edge first) rectified; `None` when it does not lie in the frame.
 fn rectified(bgr: &Mat, face_px: &QuadPx, flipped: bool) -> Result<Option<Mat>, TrackError> {
-    let pad = 4.0;
+    let pad = CUT_PAD_PX;
     let (mut x0, mut y0, mut x1, mut y1) = (f64::MAX, f64::MAX, f64::MIN, f64::MIN);
     for p in face_px {
         x0 = x0.min(p[0]);
@@ -55,7 +62,7 @@ fn rectified(bgr: &Mat, face_px: &QuadPx, flipped: bool) -> Result<Option<Mat>, 
     let y0 = ((y0 - pad).floor() as i32).max(0);
     let x1 = ((x1 + pad).ceil() as i32).min(bgr.cols());
     let y1 = ((y1 + pad).ceil() as i32).min(bgr.rows());
-    if x1 - x0 < 8 || y1 - y0 < 8 {
+    if x1 - x0 < CUT_MIN_PX || y1 - y0 < CUT_MIN_PX {
         return Ok(None);
     }
     let roi = Mat::roi(bgr, Rect::new(x0, y0, x1 - x0, y1 - y0))?;
