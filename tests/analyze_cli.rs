@@ -120,6 +120,24 @@ fn a_killed_analysis_resumes_to_the_same_files() {
         .output()
         .unwrap();
     one_line_exit_2(&o, "resume.json");
+    // A checkpoint that is not this recording's (its frame past the video's end, or its
+    // hands' state spoilt): refused with one line, never a panic or a short run.
+    let spoilt = |name: &str, spoil: &dyn Fn(&mut serde_json::Value)| {
+        let odd = rec.join(name);
+        std::fs::create_dir_all(&odd).unwrap();
+        for f in ["decisions.jsonl.part", "events.jsonl.part", "layout.json"] {
+            std::fs::copy(cut.join(f), odd.join(f)).unwrap();
+        }
+        let mut v: serde_json::Value =
+            serde_json::from_slice(&read(&cut.join("resume.json"))).unwrap();
+        spoil(&mut v);
+        std::fs::write(odd.join("resume.json"), v.to_string()).unwrap();
+        one_line_exit_2(&analyze(&rec, &odd, &["--resume"]), "resume.json");
+    };
+    spoilt("late", &|v| v["checkpoint"]["frame"] = 10_000_000.into());
+    spoilt("spoilt", &|v| {
+        v["checkpoint"]["hands"] = serde_json::json!({"touching": 3})
+    });
     let o = analyze(&rec, &cut, &["--resume"]);
     assert_exit_0(&o);
     for f in ["decisions.jsonl", "events.jsonl", "layout.json"] {

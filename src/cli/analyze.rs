@@ -512,9 +512,21 @@ pub fn analyze(
             )
             .into());
         }
+        Some((r, _, _)) if frames > 0 && r.checkpoint.frame as u64 >= frames => {
+            return Err(InputError::new(
+                &out_dir.join(CHECKPOINT_FILE).display().to_string(),
+                "frame",
+                format!(
+                    "frame {} lies past the video's end ({frames} frames): not this recording's checkpoint",
+                    r.checkpoint.frame
+                ),
+            )
+            .into());
+        }
         Some((r, s, _)) => (Some(r), Some(s)),
         None => (None, None),
     };
+    let checkpoint_path = out_dir.join(CHECKPOINT_FILE).display().to_string();
     let mut sink = FileOutput::create(&out_dir, frames, sizes, None)?;
     sink.hands = hands_note.clone();
     let namer = crate::detect::naming::Namer::new().map_err(detect_error)?;
@@ -537,7 +549,12 @@ pub fn analyze(
         resume_from,
         &mut sink,
     )
-    .map_err(judge_error)?;
+    .map_err(|e| match e {
+        JudgeError::Checkpoint(problem) => {
+            InputError::new(&checkpoint_path, "checkpoint", problem).into()
+        }
+        e => judge_error(e),
+    })?;
     sink.complete()?;
     let report_wall_s = if report {
         let t = std::time::Instant::now();

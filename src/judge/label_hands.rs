@@ -198,7 +198,7 @@ impl HandSource for LabelHands {
         state: &serde_json::Value,
         _frames: &BTreeMap<usize, std::sync::Arc<Mat>>,
     ) -> Result<(), JudgeError> {
-        let bad = |e: serde_json::Error| JudgeError::Hands(format!("saved hand state: {e}"));
+        let bad = |e: serde_json::Error| JudgeError::Checkpoint(format!("saved hand state: {e}"));
         let touching: Vec<(Player, Hand, Vec<u8>)> =
             serde_json::from_value(state["touching"].clone()).map_err(bad)?;
         let inside: Vec<(Player, Hand, bool)> =

@@ -68,6 +68,9 @@ pub enum JudgeError {
     /// The hand stage failed.
     #[error("hands: {0}")]
     Hands(String),
+    /// A saved checkpoint (`analyze --resume`) that does not fit this run.
+    #[error("{0}")]
+    Checkpoint(String),
     #[error("writing: {0}")]
     Io(#[from] std::io::Error),
 }
@@ -77,7 +80,7 @@ impl JudgeError {
         match self {
             JudgeError::Capture(e) => e.is_bad_input(),
             JudgeError::Track(e) => e.is_bad_input(),
-            JudgeError::Input { .. } => true,
+            JudgeError::Input { .. } | JudgeError::Checkpoint(_) => true,
             JudgeError::Hands(_) | JudgeError::Io(_) => false,
         }
     }
@@ -401,7 +404,10 @@ pub fn run(
         let cp = r.checkpoint;
         windows.replay(r.replay, cp.ruled);
         windows.add(cp.pending);
-        tracker.restore(cp.tracker)?;
+        tracker.restore(cp.tracker).map_err(|e| match e {
+            TrackError::State(s) => JudgeError::Checkpoint(s),
+            e => e.into(),
+        })?;
         frames = cp.frame + 1;
         last_t = cp.t_s;
         gaps = cp.gaps;

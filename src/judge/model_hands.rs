@@ -540,10 +540,10 @@ impl HandSource for ModelHands {
         frames: &BTreeMap<usize, std::sync::Arc<Mat>>,
     ) -> Result<(), JudgeError> {
         let saved = SavedModelHands::deserialize(state)
-            .map_err(|e| JudgeError::Hands(format!("saved hand state: {e}")))?;
+            .map_err(|e| JudgeError::Checkpoint(format!("saved hand state: {e}")))?;
         self.perceiver
             .restore(saved.perceiver, frames)
-            .map_err(|e| JudgeError::Hands(e.to_string()))?;
+            .map_err(|e| JudgeError::Checkpoint(e.to_string()))?;
         self.recent = saved.recent.into_iter().collect();
         self.hold = Hold {
             inside: saved.inside.into_iter().collect(),
