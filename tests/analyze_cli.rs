@@ -7,9 +7,9 @@ mod support;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use std::time::{Duration, Instant};
-use support::assert_exit_0;
+use std::time::Duration;
 use support::sim::labelled_recording;
+use support::{assert_exit_0, kill_when};
 
 const BIN: &str = env!("CARGO_BIN_EXE_karuta-referee");
 
@@ -85,20 +85,11 @@ fn a_killed_analysis_resumes_to_the_same_files() {
         .arg("--hands-labels")
         .spawn()
         .unwrap();
-    let t0 = Instant::now();
-    let mut killed = false;
-    while t0.elapsed() < Duration::from_secs(300) {
-        if cut.join("resume.json").exists() {
-            child.kill().unwrap(); // SIGKILL
-            killed = true;
-            break;
-        }
-        if child.try_wait().unwrap().is_some() {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(2));
-    }
-    let _ = child.wait();
+    let killed = kill_when(
+        &mut child,
+        || cut.join("resume.json").exists(),
+        Duration::from_secs(300),
+    );
     assert!(
         killed,
         "the run ended before its first checkpoint could be seen"

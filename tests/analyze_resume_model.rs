@@ -9,9 +9,9 @@ mod support;
 use karuta_referee::sim::Preset;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::{Duration, Instant};
-use support::assert_exit_0;
+use std::time::Duration;
 use support::sim::labelled_recording_as;
+use support::{assert_exit_0, kill_when};
 
 const BIN: &str = env!("CARGO_BIN_EXE_karuta-referee");
 
@@ -57,20 +57,11 @@ fn a_killed_analysis_with_the_hand_model_resumes_to_the_same_files() {
     // Killed once its second ruling is checkpointed: the hands are in mid-match then.
     let cut = rec.join("cut");
     let mut child = analyze(&rec, &cut).spawn().unwrap();
-    let t0 = Instant::now();
-    let mut killed = false;
-    while t0.elapsed() < Duration::from_secs(600) {
-        if ruled(&cut).is_some_and(|n| n >= 2) {
-            child.kill().unwrap(); // SIGKILL
-            killed = true;
-            break;
-        }
-        if child.try_wait().unwrap().is_some() {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(2));
-    }
-    let _ = child.wait();
+    let killed = kill_when(
+        &mut child,
+        || ruled(&cut).is_some_and(|n| n >= 2),
+        Duration::from_secs(600),
+    );
     assert!(
         killed,
         "the run ended before its second checkpoint was seen"
