@@ -3,7 +3,9 @@
 # sound does not depend on the picture), dubs each with the voices and halls asked, hears
 # them with `readings` and scores them with `score-readings`, then prints one row a voice
 # and hall (docs/audio.md, "Scoring and measured numbers").
-#   tools/eval_readings.sh tuning    seeds 101-107, the five tuning voices
+#   tools/eval_readings.sh tuning    seeds 101-107, the five tuning voices (the shifted
+#     copies of tools/shift_voice.sh, e.g. kokoro-jf_nezumi-x1.12, and the template voices
+#     kokoro-jf_gongitsune and kokoro-jm_kumo are added through VOICES)
 #   tools/eval_readings.sh held      seeds 201-205, the two voices kept out of all tuning
 #   SEEDS="206 207" VOICES="espeak-held" HALLS="loud" tools/eval_readings.sh held
 # Kokoro voices are read from data/voices/kokoro-NAME (tools/kokoro_kana.py makes them);
@@ -66,16 +68,14 @@ for v in voices:
         for s in seeds:
             p = os.path.join(out, f"{s}-{v}-{h}", "score.json")
             if not os.path.exists(p) or os.path.getsize(p) == 0:
+                print(f"eval_readings: {p}: no score (see stderr beside it), left out", file=sys.stderr)
                 continue
             sc = json.load(open(p))
             tot["spoken"] += sc["spoken"]; tot["missed"] += sc["missed"]; tot["invented"] += sc["invented"]
             tot["kim"] += sc["kimariji_hits"]; tot["right"] += sc["poem_right"]
             tot["wrong"] += sc["poem_wrong"]; tot["null"] += sc["poem_null"]
+            tot["start"] += sc["kami_start_within_30ms"]
             onsets += sc["onset_errors_s"]
-            for r in sc["readings"]:
-                e = r.get("kami_start_err_s")
-                if e is not None and abs(e) <= 0.030:
-                    tot["start"] += 1
         if tot["spoken"] == 0:
             continue
         med = statistics.median(abs(e) for e in onsets) * 1000 if onsets else float("nan")
