@@ -436,8 +436,12 @@ struct SavedCheckpoint {
     checkpoint: Checkpoint,
 }
 
+/// A killed run to continue: what to replay, the bytes of `decisions.jsonl.part` and
+/// `events.jsonl.part` it had flushed, and its hand source.
+type SavedRun = (Resume, (u64, u64), String);
+
 /// The saved state of a killed run in `out_dir`, if there is one to continue.
-fn load_resume(out_dir: &Path) -> Result<Option<(Resume, (u64, u64), String)>> {
+fn load_resume(out_dir: &Path) -> Result<Option<SavedRun>> {
     let cp_path = out_dir.join(CHECKPOINT_FILE);
     let events_part = part(&out_dir.join("events.jsonl"));
     if !cp_path.is_file()

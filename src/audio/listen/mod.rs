@@ -17,7 +17,8 @@ mod readers_voice;
 
 use self::naming::{name_poem, verse_frames, Naming, Verse};
 use self::opening::{
-    first_sound, join_broken_held, opening_flux_ratio, periodic_start, voiced_ceps_distance,
+    broken_hold_openings, first_sound, join_broken_held, opening_flux_ratio, periodic_start,
+    voiced_ceps_distance,
 };
 use self::readers_voice::{rename_in_the_readers_voice, second_opinion};
 use super::features::{analyze, frame_time, Frames, HOP_S};
@@ -351,6 +352,17 @@ pub fn heard_readings(
     }
     rename_in_the_readers_voice(templates, &mut out, &mut verses);
     second_opinion(templates, &mut out, &verses);
+    // A verse heard from the second piece of its broken held kana opens at the first.
+    let restored = broken_hold_openings(&tr, &held_runs, &out);
+    for (r, a) in out.iter_mut().zip(restored) {
+        let Some(a) = a else { continue };
+        let heard = sound_start(samples, rate_hz, frame_time(a));
+        let s = periodic_start(&tr, a, frames_of(PAUSE_BEFORE_S)).map_or(heard, |p| p.min(heard));
+        r.kami_start_s = round_ms(s);
+        if let Some(o) = r.onsets_s.first_mut() {
+            *o = r.kami_start_s;
+        }
+    }
     let levels = Levels {
         voicing: &tr.f.voicing,
         level_db: &tr.f.level_db,

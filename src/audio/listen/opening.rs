@@ -1,14 +1,17 @@
 //! Where a verse opens: the held first kana told from other speech (its spectrum stands
 //! still, `opening_flux_ratio`), a held kana broken by a dip joined again
 //! (`join_broken_held`), and the first sound of the verse before its voicing (the
-//! consonant, `first_sound`; the periodic sound over the hall's murmur, `periodic_start`).
+//! consonant, `first_sound`; the periodic sound over the hall's murmur, `periodic_start`),
+//! and a verse heard from a later piece of its held kana opened at the first, measured
+//! against the reader's own hold in the recording (`broken_hold_openings`).
 //!
 //! Reads the analysis tracks; never names a poem.
 
+use super::HeardReading;
 use super::{
     frames_of, Tracks, HELD_BREAK_RATIO_MAX, HELD_MIN_S, MATCH_CEPS, PAUSE_BEFORE_S, VOICING_MIN,
 };
-use crate::audio::features::{Frames, CEPS, HOP_S};
+use crate::audio::features::{frame_at, frame_time, Frames, CEPS, HOP_S};
 
 /// A held kana broken for longer than a bridged dip (a neural voice's drawn-out vowel
 /// under a hall's murmur) is joined again over breaks up to this long, when its pieces
@@ -213,4 +216,95 @@ pub(super) fn first_sound(tr: &Tracks, voiced_start: usize, back: usize) -> usiz
         s -= 1;
     }
     s
+}
+
+/// A reader holds a verse's first kana about as long in every verse of a match, and says
+/// the rest at one pace (1.0-1.2 s and 0.23-0.27 s a kana in the simulator). A verse's
+/// hold is read from its length: its start to its end, less its kana after the first at
+/// the recording's pace (the median step between aligned onsets after the second). A
+/// verse whose hold is this much shorter than the recording's median (s) was heard from
+/// a later piece of its held kana, broken under the murmur or too soft to be voiced (on
+/// the tuning recordings, verses heard from their start fell at most 0.51 s short; the
+/// four heard 0.7-1.0 s late, 0.79-1.02 s) ...
+const HOLD_SHORT_S: f64 = 0.6;
+/// ... and opens at an earlier piece when that brings its hold within this of the median.
+const HOLD_RESTORED_S: f64 = 0.35;
+/// The median hold is measured on at least this many verses aligned to a poem.
+const HOLD_VERSES_MIN: usize = 4;
+/// The pieces of a held kana broken under the murmur lie at most this far apart.
+const HOLD_PIECES_GAP_MAX_S: f64 = 0.5;
+/// A piece is at least this long.
+const HOLD_PIECE_MIN_S: f64 = 0.05;
+
+/// The verses aligned to a poem (their onsets are the poem's kana).
+fn aligned(r: &HeardReading) -> bool {
+    r.candidate.is_some() && r.onsets_s.len() >= 3
+}
+
+/// Verses heard from the second piece of a broken held kana, measured against the
+/// reader's own hold in this recording (`HOLD_SHORT_S`): for each such verse, the first
+/// frame of the earlier piece it opens at. That piece follows a pause (`PAUSE_BEFORE_S`
+/// without a voiced frame), lies after the verse before, is joined to the verse's first
+/// sound by pieces (`held_runs`) with breaks of at most `HOLD_PIECES_GAP_MAX_S`, and
+/// brings the hold within `HOLD_RESTORED_S` of the median.
+pub(super) fn broken_hold_openings(
+    tr: &Tracks,
+    held_runs: &[(usize, usize)],
+    readings: &[HeardReading],
+) -> Vec<Option<usize>> {
+    let mut steps: Vec<f64> = readings
+        .iter()
+        .filter(|r| aligned(r))
+        .flat_map(|r| r.onsets_s[1..].windows(2).map(|w| w[1] - w[0]))
+        .collect();
+    if readings.iter().filter(|r| aligned(r)).count() < HOLD_VERSES_MIN {
+        return vec![None; readings.len()];
+    }
+    steps.sort_by(f64::total_cmp);
+    let pace = steps[steps.len() / 2];
+    let hold = |r: &HeardReading| {
+        aligned(r).then(|| r.kami_end_s - r.kami_start_s - (r.onsets_s.len() - 1) as f64 * pace)
+    };
+    let mut holds: Vec<f64> = readings.iter().filter_map(hold).collect();
+    holds.sort_by(f64::total_cmp);
+    let median = holds[holds.len() / 2];
+    let (pause, gap_max) = (frames_of(PAUSE_BEFORE_S), frames_of(HOLD_PIECES_GAP_MAX_S));
+    let piece_min = frames_of(HOLD_PIECE_MIN_S);
+    readings
+        .iter()
+        .enumerate()
+        .map(|(k, r)| {
+            let short = median - hold(r)?;
+            if short < HOLD_SHORT_S {
+                return None;
+            }
+            let earliest = r.kami_start_s - short - HOLD_RESTORED_S;
+            let latest = r.kami_start_s - short + HOLD_RESTORED_S;
+            let after = k
+                .checked_sub(1)
+                .map_or(0.0, |j| readings[j].kami_end_s)
+                .max(earliest);
+            // Walk back from the verse's first sound over the pieces before it.
+            let mut cur = frame_at(r.kami_start_s);
+            let mut found = None;
+            for &(a, b) in held_runs.iter().rev() {
+                if b > cur {
+                    continue;
+                }
+                if cur - b > gap_max || frame_time(a) < after {
+                    break;
+                }
+                // Flickers too short to be a piece carry the walk, never open the verse.
+                cur = a;
+                if b - a < piece_min {
+                    continue;
+                }
+                let paused = !(a.saturating_sub(pause)..a).any(|i| tr.voiced[i]);
+                if paused && frame_time(a) <= latest {
+                    found = Some(a);
+                }
+            }
+            found
+        })
+        .collect()
 }

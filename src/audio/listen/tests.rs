@@ -1,7 +1,7 @@
 //! Listening, tested on synthetic verses and tracks.
 
 use super::naming::{name_poem, normalised, Naming, Verse};
-use super::opening::periodic_start;
+use super::opening::{broken_hold_openings, periodic_start};
 use super::readers_voice::{own_voice_names, rename_in_the_readers_voice, second_opinion};
 use super::*;
 use crate::audio::features::CEPS;
@@ -399,4 +399,96 @@ fn a_verse_starts_where_its_periodic_sound_stands_over_the_murmur() {
     none[119] = 0.3;
     none[118] = 0.3;
     assert_eq!(periodic_start(&tracks(none), 120, 30), None);
+}
+
+/// Five verses read at one pace (first kana held 1.1 s, then 0.25 s a kana), the third
+/// with its held kana broken into a piece of `piece_s` and a break of `break_s` and heard
+/// from after the break, and speech of `speech_before_s` ending 0.05 s before that piece.
+/// Returns the tracks, the voiced runs, the readings as heard and the piece's frame.
+fn five_verses_one_heard_late(
+    piece_s: f64,
+    break_s: f64,
+    speech_before_s: f64,
+) -> (Tracks, Vec<(usize, usize)>, Vec<HeardReading>, usize) {
+    let n = frames_of(60.0);
+    let mut voiced = vec![false; n];
+    let mut runs = Vec::new();
+    let mut readings = Vec::new();
+    let mut run = |a: f64, b: f64, runs: &mut Vec<(usize, usize)>| {
+        let (a, b) = (frames_of(a), frames_of(b));
+        voiced[a..b].iter_mut().for_each(|v| *v = true);
+        runs.push((a, b));
+    };
+    let mut piece = 0;
+    for k in 0..5 {
+        let start = 2.0 + 11.0 * k as f64;
+        let onsets: Vec<f64> = (0..17)
+            .map(|i| {
+                if i == 0 {
+                    start
+                } else {
+                    start + 1.1 + 0.25 * (i - 1) as f64
+                }
+            })
+            .collect();
+        let end = onsets[16] + 0.25;
+        let mut heard_start = start;
+        if k == 2 {
+            if speech_before_s > 0.0 {
+                run(start - 0.05 - speech_before_s, start - 0.05, &mut runs);
+            }
+            run(start, start + piece_s, &mut runs);
+            piece = frames_of(start);
+            heard_start = start + piece_s + break_s;
+        }
+        run(heard_start, end, &mut runs);
+        readings.push(HeardReading {
+            seq: k as u32 + 1,
+            poem: Some(k as u8 + 1),
+            kami_start_s: heard_start,
+            onsets_s: std::iter::once(heard_start)
+                .chain(onsets[1..].iter().copied())
+                .collect(),
+            kami_end_s: end,
+            shimo_start_s: None,
+            void: false,
+            poem_score: 0.2,
+            candidate: Some(k as u8 + 1),
+        });
+    }
+    let tracks = Tracks {
+        f: Frames {
+            level_db: vec![0.0; n],
+            high_db: vec![0.0; n],
+            voicing: vec![0.0; n],
+            ceps: vec![[0.0; CEPS]; n],
+        },
+        floor: vec![0.0; n],
+        high_floor: vec![0.0; n],
+        voiced,
+    };
+    (tracks, runs, readings, piece)
+}
+
+#[test]
+fn a_verse_heard_from_the_second_piece_of_its_held_kana_opens_at_the_first() {
+    // The third verse's held kana: 0.35 s, a break of 0.4 s (longer than a pause), then
+    // the rest; heard from the rest, 0.75 s late, its hold is 0.75 s short of the others'.
+    let (tr, runs, readings, piece) = five_verses_one_heard_late(0.35, 0.4, 0.0);
+    let found = broken_hold_openings(&tr, &runs, &readings);
+    assert_eq!(found, vec![None, None, Some(piece), None, None]);
+}
+
+#[test]
+fn a_verse_heard_short_opens_earlier_only_where_that_makes_the_readers_hold() {
+    // Speech running into the piece from 0.55 s before it: the piece follows no pause,
+    // and opening at that speech would make the hold far longer than the reader's.
+    let (tr, runs, readings, _) = five_verses_one_heard_late(0.35, 0.4, 0.5);
+    assert_eq!(broken_hold_openings(&tr, &runs, &readings), vec![None; 5]);
+    // A piece 0.7 s before the verse is too far to be its held kana.
+    let (tr, runs, readings, _) = five_verses_one_heard_late(0.3, 0.7, 0.0);
+    assert_eq!(broken_hold_openings(&tr, &runs, &readings), vec![None; 5]);
+    // Heard 0.3 s late (a hold within a reader's own spread): left as heard.
+    let (tr, runs, readings, _) = five_verses_one_heard_late(0.1, 0.2, 0.0);
+    assert_eq!(broken_hold_openings(&tr, &runs, &readings), vec![None; 5]);
 }
