@@ -18,10 +18,10 @@ mod readers_voice;
 use self::naming::{name_poem, verse_frames, Naming, Verse};
 use self::opening::{
     broken_hold_openings, first_sound, join_broken_held, opening_flux_ratio, periodic_start,
-    voiced_ceps_distance,
+    voiced_ceps_distance, ReadersMeasure,
 };
 use self::readers_voice::{rename_in_the_readers_voice, second_opinion};
-use super::features::{analyze, frame_time, Frames, HOP_S};
+use super::features::{analyze, frame_at, frame_time, Frames, HOP_S};
 use super::lead::{back_date_hidden_consonants, Levels};
 use super::onset::sound_start;
 use super::templates::embedded;
@@ -363,6 +363,14 @@ pub fn heard_readings(
             *o = r.kami_start_s;
         }
     }
+    // A verse that ran on over a short pause into its own shimo-no-ku ends at that pause.
+    if let Some(measure) = ReadersMeasure::of(&out) {
+        for r in out.iter_mut() {
+            if let Some(end) = run_on_end(&held_runs, r, &measure) {
+                r.kami_end_s = round_ms(frame_time(end));
+            }
+        }
+    }
     let levels = Levels {
         voicing: &tr.f.voicing,
         level_db: &tr.f.level_db,
@@ -400,6 +408,45 @@ pub fn heard_readings(
         ));
     }
     Ok(out)
+}
+
+/// A verse heard this much longer than a kami-no-ku of its kana in the reader's measure
+/// (`ReadersMeasure::verse_s`) ran on into its shimo-no-ku, s ...
+const RUN_ON_MIN_S: f64 = 0.4;
+/// ... over a pause at least this long ...
+const RUN_ON_PAUSE_MIN_S: f64 = 0.15;
+/// ... that begins at most this far from where the kami-no-ku would end.
+const RUN_ON_END_WITHIN_S: f64 = 0.4;
+
+/// The end of a kami-no-ku heard run on over a short pause into its own shimo-no-ku (the
+/// verse's speech joins over pauses up to VERSE_GAP_MAX_S, and a reader may start the
+/// shimo-no-ku sooner): the start of the pause of RUN_ON_PAUSE_MIN_S or more between
+/// `held_runs` nearest where a kami-no-ku of its kana ends in this reader's measure,
+/// when the verse runs RUN_ON_MIN_S past that. `None` for a verse of its own length.
+fn run_on_end(
+    held_runs: &[(usize, usize)],
+    r: &HeardReading,
+    measure: &ReadersMeasure,
+) -> Option<usize> {
+    if r.candidate.is_none() || r.onsets_s.len() < 3 {
+        return None;
+    }
+    let due = r.kami_start_s + measure.verse_s(r.onsets_s.len());
+    if r.kami_end_s - due < RUN_ON_MIN_S {
+        return None;
+    }
+    let (from, to) = (frame_at(r.kami_start_s), frame_at(r.kami_end_s));
+    held_runs
+        .windows(2)
+        .filter(|w| w[0].1 > from && w[1].0 < to)
+        .filter(|w| (w[1].0 - w[0].1) as f64 * HOP_S >= RUN_ON_PAUSE_MIN_S)
+        .map(|w| w[0].1)
+        .filter(|&b| (frame_time(b) - due).abs() <= RUN_ON_END_WITHIN_S)
+        .min_by(|&a, &b| {
+            (frame_time(a) - due)
+                .abs()
+                .total_cmp(&(frame_time(b) - due).abs())
+        })
 }
 
 /// How far before the aligned onset a kana's change is looked for, s ...

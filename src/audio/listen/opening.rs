@@ -241,6 +241,46 @@ fn aligned(r: &HeardReading) -> bool {
     r.candidate.is_some() && r.onsets_s.len() >= 3
 }
 
+/// The reader's measure in one recording: the pace of the kana after the first (the
+/// median step between the aligned onsets after the second) and the median hold of the
+/// first (each verse's length less its later kana at that pace).
+pub(super) struct ReadersMeasure {
+    pub(super) pace: f64,
+    pub(super) hold: f64,
+}
+
+impl ReadersMeasure {
+    /// The measure of `readings`, when at least HOLD_VERSES_MIN are aligned to a poem.
+    pub(super) fn of(readings: &[HeardReading]) -> Option<ReadersMeasure> {
+        if readings.iter().filter(|r| aligned(r)).count() < HOLD_VERSES_MIN {
+            return None;
+        }
+        let mut steps: Vec<f64> = readings
+            .iter()
+            .filter(|r| aligned(r))
+            .flat_map(|r| r.onsets_s[1..].windows(2).map(|w| w[1] - w[0]))
+            .collect();
+        steps.sort_by(f64::total_cmp);
+        let pace = steps[steps.len() / 2];
+        let mut m = ReadersMeasure { pace, hold: 0.0 };
+        let mut holds: Vec<f64> = readings.iter().filter_map(|r| m.hold_of(r)).collect();
+        holds.sort_by(f64::total_cmp);
+        m.hold = holds[holds.len() / 2];
+        Some(m)
+    }
+
+    /// A verse's hold as heard: its length less its kana after the first at the pace.
+    pub(super) fn hold_of(&self, r: &HeardReading) -> Option<f64> {
+        aligned(r)
+            .then(|| r.kami_end_s - r.kami_start_s - (r.onsets_s.len() - 1) as f64 * self.pace)
+    }
+
+    /// How long a kami-no-ku of `units` kana lasts in this reader's measure.
+    pub(super) fn verse_s(&self, units: usize) -> f64 {
+        self.hold + units.saturating_sub(1) as f64 * self.pace
+    }
+}
+
 /// Verses heard from the second piece of a broken held kana, measured against the
 /// reader's own hold in this recording (`HOLD_SHORT_S`): for each such verse, the first
 /// frame of the earlier piece it opens at. That piece follows a pause (`PAUSE_BEFORE_S`
@@ -252,22 +292,10 @@ pub(super) fn broken_hold_openings(
     held_runs: &[(usize, usize)],
     readings: &[HeardReading],
 ) -> Vec<Option<usize>> {
-    let mut steps: Vec<f64> = readings
-        .iter()
-        .filter(|r| aligned(r))
-        .flat_map(|r| r.onsets_s[1..].windows(2).map(|w| w[1] - w[0]))
-        .collect();
-    if readings.iter().filter(|r| aligned(r)).count() < HOLD_VERSES_MIN {
+    let Some(measure) = ReadersMeasure::of(readings) else {
         return vec![None; readings.len()];
-    }
-    steps.sort_by(f64::total_cmp);
-    let pace = steps[steps.len() / 2];
-    let hold = |r: &HeardReading| {
-        aligned(r).then(|| r.kami_end_s - r.kami_start_s - (r.onsets_s.len() - 1) as f64 * pace)
     };
-    let mut holds: Vec<f64> = readings.iter().filter_map(hold).collect();
-    holds.sort_by(f64::total_cmp);
-    let median = holds[holds.len() / 2];
+    let (median, hold) = (measure.hold, |r: &HeardReading| measure.hold_of(r));
     let (pause, gap_max) = (frames_of(PAUSE_BEFORE_S), frames_of(HOLD_PIECES_GAP_MAX_S));
     let piece_min = frames_of(HOLD_PIECE_MIN_S);
     readings

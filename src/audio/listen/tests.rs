@@ -492,3 +492,53 @@ fn a_verse_heard_short_opens_earlier_only_where_that_makes_the_readers_hold() {
     let (tr, runs, readings, _) = five_verses_one_heard_late(0.1, 0.2, 0.0);
     assert_eq!(broken_hold_openings(&tr, &runs, &readings), vec![None; 5]);
 }
+
+#[test]
+fn a_verse_run_on_into_its_shimo_no_ku_ends_at_the_pause_between() {
+    use super::opening::ReadersMeasure;
+    use crate::audio::features::frame_at;
+    // The reader: first kana held 1.1 s, then 0.25 s a kana; a kami-no-ku of 17 kana from
+    // 2.0 s is due to end at 7.1 s.
+    let measure = ReadersMeasure {
+        pace: 0.25,
+        hold: 1.1,
+    };
+    let verse = |end: f64| HeardReading {
+        seq: 1,
+        poem: Some(1),
+        kami_start_s: 2.0,
+        onsets_s: (0..17)
+            .map(|i| {
+                if i == 0 {
+                    2.0
+                } else {
+                    3.1 + 0.25 * (i - 1) as f64
+                }
+            })
+            .collect(),
+        kami_end_s: end,
+        shimo_start_s: None,
+        void: false,
+        poem_score: 0.2,
+        candidate: Some(1),
+    };
+    let runs = |spans: &[(f64, f64)]| -> Vec<(usize, usize)> {
+        spans
+            .iter()
+            .map(|&(a, b)| (frame_at(a), frame_at(b)))
+            .collect()
+    };
+    // Heard to 8.0 s: the kami-no-ku to 7.05 s, a pause of 0.22 s, the shimo-no-ku.
+    let heard = runs(&[(2.0, 4.0), (4.1, 7.05), (7.27, 8.0)]);
+    assert_eq!(
+        run_on_end(&heard, &verse(8.0), &measure),
+        Some(frame_at(7.05))
+    );
+    // A verse of its own length keeps its end.
+    let own = runs(&[(2.0, 4.0), (4.1, 7.1)]);
+    assert_eq!(run_on_end(&own, &verse(7.1), &measure), None);
+    // A long verse whose only pause lies far from where a kami-no-ku would end (its own
+    // closure at 5.0 s): no end is made up.
+    let long = runs(&[(2.0, 5.0), (5.2, 8.0)]);
+    assert_eq!(run_on_end(&long, &verse(8.0), &measure), None);
+}
