@@ -224,8 +224,8 @@ pub(super) fn first_sound(tr: &Tracks, voiced_start: usize, back: usize) -> usiz
 /// the recording's pace (the median step between aligned onsets after the second). A
 /// verse whose hold is this much shorter than the recording's median (s) was heard from
 /// a later piece of its held kana, broken under the murmur or too soft to be voiced (on
-/// the tuning recordings, verses heard from their start fell at most 0.51 s short; the
-/// four heard 0.7-1.0 s late, 0.79-1.02 s) ...
+/// the tuning recordings no verse heard from its start fell this short; the four heard
+/// 0.7-1.0 s late fell 0.88-1.02 s short) ...
 const HOLD_SHORT_S: f64 = 0.6;
 /// ... and opens at an earlier piece when that brings its hold within this of the median.
 const HOLD_RESTORED_S: f64 = 0.35;
