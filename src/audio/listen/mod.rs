@@ -168,6 +168,19 @@ impl Tracks {
         self.f.level_db[i] > self.floor[i] + ABOVE_FLOOR_DB
             || self.f.high_db[i] > self.high_floor[i] + ABOVE_FLOOR_DB
     }
+
+    /// A pause before frame `a`: no voiced frame in the PAUSE_BEFORE_S before it.
+    pub(super) fn paused_before(&self, a: usize) -> bool {
+        let a = a.min(self.voiced.len());
+        !self.voiced[a.saturating_sub(frames_of(PAUSE_BEFORE_S))..a].contains(&true)
+    }
+}
+
+/// The first sound of speech that turns voiced at frame `voiced_start`, s: the earlier
+/// of the band levels' rise (`sound_start`) and the periodic sound's (`periodic_start`).
+fn first_sound_s(samples: &[f32], rate_hz: u32, tr: &Tracks, voiced_start: usize) -> f64 {
+    let heard = sound_start(samples, rate_hz, frame_time(voiced_start));
+    periodic_start(tr, voiced_start, frames_of(PAUSE_BEFORE_S)).map_or(heard, |p| p.min(heard))
 }
 
 /// Runs of voiced frames joined over gaps up to `gap` frames: (first, end exclusive).
@@ -265,7 +278,6 @@ pub fn heard_readings(
             vb = nb;
         }
         // A pause before it: nothing voiced in the PAUSE_BEFORE_S before the run's start.
-        let pause = frames_of(PAUSE_BEFORE_S);
         let mut start_voiced = va.max(busy_until);
         if start_voiced < a.saturating_sub(frames_of(0.3)) {
             // Speech ran into the held kana. It may be the held kana itself, broken for a
@@ -278,13 +290,13 @@ pub fn heard_readings(
                 // Other speech. Without a pause before the held kana it is no verse's
                 // opening (a short shimo-no-ku closes less than VERSE_GAP_MAX_S before
                 // the next kami-no-ku); after one, the verse opens at the held kana.
-                if (a.saturating_sub(pause)..a).any(|i| tr.voiced[i]) {
+                if !tr.paused_before(a) {
                     continue;
                 }
                 start_voiced = a;
             }
         }
-        if (start_voiced.saturating_sub(pause)..start_voiced).any(|i| tr.voiced[i]) {
+        if !tr.paused_before(start_voiced) {
             continue;
         }
         // The first speech after a kami-no-ku is its shimo-no-ku: it opens a new verse only
@@ -318,9 +330,7 @@ pub fn heard_readings(
             continue;
         }
         let start = first_sound(&tr, start_voiced, frames_of(CONSONANT_BACK_S));
-        let heard_start = sound_start(samples, rate_hz, frame_time(start_voiced));
-        let kami_start_s = periodic_start(&tr, start_voiced, frames_of(PAUSE_BEFORE_S))
-            .map_or(heard_start, |p| p.min(heard_start));
+        let kami_start_s = first_sound_s(samples, rate_hz, &tr, start_voiced);
         let kami_end_s = frame_time(vb);
         let seq = out.len() as u32 + 1;
         let verse = Verse {
@@ -353,18 +363,24 @@ pub fn heard_readings(
     rename_in_the_readers_voice(templates, &mut out, &mut verses);
     second_opinion(templates, &mut out, &verses);
     // A verse heard from the second piece of its broken held kana opens at the first.
-    let restored = broken_hold_openings(&tr, &held_runs, &out);
-    for (r, a) in out.iter_mut().zip(restored) {
-        let Some(a) = a else { continue };
-        let heard = sound_start(samples, rate_hz, frame_time(a));
-        let s = periodic_start(&tr, a, frames_of(PAUSE_BEFORE_S)).map_or(heard, |p| p.min(heard));
-        r.kami_start_s = round_ms(s);
-        if let Some(o) = r.onsets_s.first_mut() {
-            *o = r.kami_start_s;
+    let mut measure = ReadersMeasure::of(&out);
+    if let Some(m) = &measure {
+        let restored = broken_hold_openings(&tr, &held_runs, &out, m);
+        let moved = restored.iter().any(Option::is_some);
+        for (r, a) in out.iter_mut().zip(restored) {
+            let Some(a) = a else { continue };
+            r.kami_start_s = round_ms(first_sound_s(samples, rate_hz, &tr, a));
+            if let Some(o) = r.onsets_s.first_mut() {
+                *o = r.kami_start_s;
+            }
+        }
+        // The run-on end below is measured on the starts as restored.
+        if moved {
+            measure = ReadersMeasure::of(&out);
         }
     }
     // A verse that ran on over a short pause into its own shimo-no-ku ends at that pause.
-    if let Some(measure) = ReadersMeasure::of(&out) {
+    if let Some(measure) = measure {
         for r in out.iter_mut() {
             if let Some(end) = run_on_end(&held_runs, r, &measure) {
                 r.kami_end_s = round_ms(frame_time(end));

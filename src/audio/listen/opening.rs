@@ -8,9 +8,7 @@
 //! Reads the analysis tracks; never names a poem.
 
 use super::HeardReading;
-use super::{
-    frames_of, Tracks, HELD_BREAK_RATIO_MAX, HELD_MIN_S, MATCH_CEPS, PAUSE_BEFORE_S, VOICING_MIN,
-};
+use super::{frames_of, Tracks, HELD_BREAK_RATIO_MAX, HELD_MIN_S, MATCH_CEPS, VOICING_MIN};
 use crate::audio::features::{frame_at, frame_time, Frames, CEPS, HOP_S};
 
 /// A held kana broken for longer than a bridged dip (a neural voice's drawn-out vowel
@@ -72,13 +70,13 @@ pub(super) fn opening_flux_ratio(f: &Frames, a: usize, end: usize, open: usize) 
 pub(super) fn join_broken_held(tr: &Tracks, held_runs: &[(usize, usize)]) -> Vec<(usize, usize)> {
     let (held_min, piece_min) = (frames_of(HELD_MIN_S), frames_of(HELD_PIECE_MIN_S));
     let first_min = frames_of(HELD_FIRST_PIECE_MIN_S);
-    let (gap_max, pause) = (frames_of(HELD_BREAK_GAP_MAX_S), frames_of(PAUSE_BEFORE_S));
+    let gap_max = frames_of(HELD_BREAK_GAP_MAX_S);
     let mut out = Vec::with_capacity(held_runs.len());
     let mut k = 0;
     while k < held_runs.len() {
         let (a, mut b) = held_runs[k];
         k += 1;
-        let after_pause = !(a.saturating_sub(pause)..a).any(|i| tr.voiced[i]);
+        let after_pause = tr.paused_before(a);
         // A soft first piece (too few voiced frames to be compared, below) and the pieces
         // its periodic sound runs on into without a break are one piece: a drawn-out vowel
         // flickering under the murmur, too soft for a few frames to be held, is still the
@@ -282,7 +280,7 @@ impl ReadersMeasure {
 }
 
 /// Verses heard from the second piece of a broken held kana, measured against the
-/// reader's own hold in this recording (`HOLD_SHORT_S`): for each such verse, the first
+/// reader's own hold in this recording (`measure`, `HOLD_SHORT_S`): for each such verse, the first
 /// frame of the earlier piece it opens at. That piece follows a pause (`PAUSE_BEFORE_S`
 /// without a voiced frame), lies after the verse before, is joined to the verse's first
 /// sound by pieces (`held_runs`) with breaks of at most `HOLD_PIECES_GAP_MAX_S`, and
@@ -291,12 +289,10 @@ pub(super) fn broken_hold_openings(
     tr: &Tracks,
     held_runs: &[(usize, usize)],
     readings: &[HeardReading],
+    measure: &ReadersMeasure,
 ) -> Vec<Option<usize>> {
-    let Some(measure) = ReadersMeasure::of(readings) else {
-        return vec![None; readings.len()];
-    };
     let (median, hold) = (measure.hold, |r: &HeardReading| measure.hold_of(r));
-    let (pause, gap_max) = (frames_of(PAUSE_BEFORE_S), frames_of(HOLD_PIECES_GAP_MAX_S));
+    let gap_max = frames_of(HOLD_PIECES_GAP_MAX_S);
     let piece_min = frames_of(HOLD_PIECE_MIN_S);
     readings
         .iter()
@@ -327,8 +323,7 @@ pub(super) fn broken_hold_openings(
                 if b - a < piece_min {
                     continue;
                 }
-                let paused = !(a.saturating_sub(pause)..a).any(|i| tr.voiced[i]);
-                if paused && frame_time(a) <= latest {
+                if tr.paused_before(a) && frame_time(a) <= latest {
                     found = Some(a);
                 }
             }

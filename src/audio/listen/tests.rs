@@ -470,12 +470,22 @@ fn five_verses_one_heard_late(
     (tracks, runs, readings, piece)
 }
 
+/// `broken_hold_openings` in the readings' own measure.
+fn openings_by_hold(
+    tr: &Tracks,
+    runs: &[(usize, usize)],
+    readings: &[HeardReading],
+) -> Vec<Option<usize>> {
+    let measure = super::opening::ReadersMeasure::of(readings).expect("five aligned verses");
+    broken_hold_openings(tr, runs, readings, &measure)
+}
+
 #[test]
 fn a_verse_heard_from_the_second_piece_of_its_held_kana_opens_at_the_first() {
     // The third verse's held kana: 0.35 s, a break of 0.4 s (longer than a pause), then
     // the rest; heard from the rest, 0.75 s late, its hold is 0.75 s short of the others'.
     let (tr, runs, readings, piece) = five_verses_one_heard_late(0.35, 0.4, 0.0);
-    let found = broken_hold_openings(&tr, &runs, &readings);
+    let found = openings_by_hold(&tr, &runs, &readings);
     assert_eq!(found, vec![None, None, Some(piece), None, None]);
 }
 
@@ -484,13 +494,13 @@ fn a_verse_heard_short_opens_earlier_only_where_that_makes_the_readers_hold() {
     // Speech running into the piece from 0.55 s before it: the piece follows no pause,
     // and opening at that speech would make the hold far longer than the reader's.
     let (tr, runs, readings, _) = five_verses_one_heard_late(0.35, 0.4, 0.5);
-    assert_eq!(broken_hold_openings(&tr, &runs, &readings), vec![None; 5]);
+    assert_eq!(openings_by_hold(&tr, &runs, &readings), vec![None; 5]);
     // A piece 0.7 s before the verse is too far to be its held kana.
     let (tr, runs, readings, _) = five_verses_one_heard_late(0.3, 0.7, 0.0);
-    assert_eq!(broken_hold_openings(&tr, &runs, &readings), vec![None; 5]);
+    assert_eq!(openings_by_hold(&tr, &runs, &readings), vec![None; 5]);
     // Heard 0.3 s late (a hold within a reader's own spread): left as heard.
     let (tr, runs, readings, _) = five_verses_one_heard_late(0.1, 0.2, 0.0);
-    assert_eq!(broken_hold_openings(&tr, &runs, &readings), vec![None; 5]);
+    assert_eq!(openings_by_hold(&tr, &runs, &readings), vec![None; 5]);
 }
 
 #[test]
