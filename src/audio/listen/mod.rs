@@ -18,7 +18,7 @@ mod readers_voice;
 use self::naming::{name_poem, verse_frames, Naming, Verse};
 use self::opening::{
     broken_hold_openings, first_sound, join_broken_held, opening_flux_ratio, periodic_start,
-    voiced_ceps_distance, ReadersMeasure,
+    short_hold_openings, voiced_ceps_distance, ReadersMeasure, SHORT_HOLD_FIT_S,
 };
 use self::readers_voice::{rename_in_the_readers_voice, second_opinion};
 use super::features::{analyze, frame_at, frame_time, Frames, HOP_S};
@@ -98,6 +98,22 @@ pub struct HeardReading {
 }
 
 impl HeardReading {
+    /// The reading heard as `seq`, named and aligned as `named`, from `kami_start_s` to
+    /// `kami_end_s`; its shimo-no-ku is heard later.
+    fn of_verse(seq: u32, named: &Naming, kami_start_s: f64, kami_end_s: f64) -> HeardReading {
+        HeardReading {
+            seq,
+            poem: named.poem,
+            candidate: named.candidate,
+            kami_start_s: round_ms(kami_start_s),
+            onsets_s: named.onsets.iter().copied().map(round_ms).collect(),
+            kami_end_s: round_ms(kami_end_s),
+            shimo_start_s: None,
+            void: false,
+            poem_score: round_score(named.score),
+        }
+    }
+
     /// The contract's reading with `poem` given.
     pub fn to_reading_with(&self, poem: u8) -> crate::rules::Reading {
         crate::rules::Reading {
@@ -345,20 +361,43 @@ pub fn heard_readings(
         if let Some(p) = named.poem {
             pool.mark_read(p);
         }
-        out.push(HeardReading {
+        out.push(HeardReading::of_verse(
             seq,
-            poem: named.poem,
-            candidate: named.candidate,
-            kami_start_s: round_ms(kami_start_s),
-            onsets_s: named.onsets.iter().copied().map(round_ms).collect(),
-            kami_end_s: round_ms(kami_end_s),
-            shimo_start_s: None,
-            void: false,
-            poem_score: round_score(named.score),
-        });
+            &named,
+            kami_start_s,
+            kami_end_s,
+        ));
         verses.push((verse, named));
         busy_until = vb;
         last_inner_gap = inner_gap;
+    }
+    // A verse whose held kana was heard only in part, found in the reader's measure.
+    if let Some(m) = ReadersMeasure::of(&out) {
+        for (a, end) in short_hold_openings(&tr, &held_runs, &verse_runs, &out, &m) {
+            let start = first_sound(&tr, a, frames_of(CONSONANT_BACK_S));
+            let start_s = first_sound_s(samples, rate_hz, &tr, a);
+            let verse = Verse {
+                frames: verse_frames(&tr.f, start, end),
+                first_frame: start,
+                start_s,
+            };
+            let named = name_poem(&verse, templates, &pool);
+            let len = frame_time(end) - start_s;
+            let Some(p) = named.poem else { continue };
+            if (len - m.verse_s(named.onsets.len())).abs() > SHORT_HOLD_FIT_S {
+                continue;
+            }
+            pool.mark_read(p);
+            let at = out.partition_point(|r| r.kami_start_s < start_s);
+            out.insert(
+                at,
+                HeardReading::of_verse(0, &named, start_s, frame_time(end)),
+            );
+            verses.insert(at, (verse, named));
+        }
+        for (k, r) in out.iter_mut().enumerate() {
+            r.seq = k as u32 + 1;
+        }
     }
     rename_in_the_readers_voice(templates, &mut out, &mut verses);
     second_opinion(templates, &mut out, &verses);

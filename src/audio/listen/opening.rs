@@ -2,13 +2,16 @@
 //! still, `opening_flux_ratio`), a held kana broken by a dip joined again
 //! (`join_broken_held`), and the first sound of the verse before its voicing (the
 //! consonant, `first_sound`; the periodic sound over the hall's murmur, `periodic_start`),
-//! and a verse heard from a later piece of its held kana opened at the first, measured
-//! against the reader's own hold in the recording (`broken_hold_openings`).
+//! a verse heard from a later piece of its held kana opened at the first, measured
+//! against the reader's own hold in the recording (`broken_hold_openings`), and a verse
+//! whose held kana was heard only in part found in that hold (`short_hold_openings`).
 //!
 //! Reads the analysis tracks; never names a poem.
 
 use super::HeardReading;
-use super::{frames_of, Tracks, HELD_BREAK_RATIO_MAX, HELD_MIN_S, MATCH_CEPS, VOICING_MIN};
+use super::{
+    frames_of, Tracks, HELD_BREAK_RATIO_MAX, HELD_MIN_S, MATCH_CEPS, PAUSE_BEFORE_S, VOICING_MIN,
+};
 use crate::audio::features::{frame_at, frame_time, Frames, CEPS, HOP_S};
 
 /// A held kana broken for longer than a bridged dip (a neural voice's drawn-out vowel
@@ -330,4 +333,82 @@ pub(super) fn broken_hold_openings(
             found
         })
         .collect()
+}
+
+/// A verse found from a held kana heard only in part (`short_hold_openings`) lasts
+/// within this of a kami-no-ku of its poem's kana in the reader's measure, s (a
+/// shimo-no-ku, 14 kana at pace with no hold, falls a held kana short of the shortest) ...
+pub(super) const SHORT_HOLD_FIT_S: f64 = 0.6;
+/// ... of which the shortest has this many kana.
+const KAMI_UNITS_MIN: usize = 17;
+/// Speech after a kami-no-ku, this long at least and starting at least SHIMO_AFTER_S
+/// after its end, is its shimo-no-ku, s.
+const SHIMO_PIECE_MIN_S: f64 = 0.06;
+const SHIMO_AFTER_S: f64 = 0.12;
+
+/// Verses the first pass did not hear because their held kana was heard only in part: a
+/// first piece at least HELD_FIRST_PIECE_MIN_S long (short of HELD_MIN_S), then the
+/// vowel too soft under the murmur to be voiced, or a change in it the pieces' likeness
+/// does not carry. Measured against the reader's own hold in this recording: the verse
+/// is the speech from the piece (after a pause, and after the shimo-no-ku of the verse
+/// before) joined over a break to the speech resuming within the reader's hold
+/// (`HOLD_RESTORED_S`), as long as the shortest kami-no-ku in the reader's measure
+/// (within SHORT_HOLD_FIT_S) and ending before the next verse heard.
+/// Each as its first voiced frame and its end (exclusive); the caller names it.
+pub(super) fn short_hold_openings(
+    tr: &Tracks,
+    held_runs: &[(usize, usize)],
+    verse_runs: &[(usize, usize)],
+    readings: &[HeardReading],
+    measure: &ReadersMeasure,
+) -> Vec<(usize, usize)> {
+    let first_min = frames_of(HELD_FIRST_PIECE_MIN_S);
+    let (shimo_min, pause) = (frames_of(SHIMO_PIECE_MIN_S), frames_of(PAUSE_BEFORE_S));
+    let mut out: Vec<(usize, usize)> = Vec::new();
+    for &(a, b) in held_runs {
+        if b - a < first_min || !tr.paused_before(a) || out.last().is_some_and(|v| a < v.1) {
+            continue;
+        }
+        let t = frame_time(a);
+        let after = readings.iter().find(|r| r.kami_start_s >= t);
+        // After the verse before (heard, or found here) and its shimo-no-ku.
+        let before = readings
+            .iter()
+            .rev()
+            .find(|r| r.kami_start_s < t)
+            .map(|r| r.kami_end_s)
+            .into_iter()
+            .chain(out.last().map(|v| frame_time(v.1)))
+            .max_by(f64::total_cmp);
+        if let Some(end) = before {
+            let from = frame_at(end + SHIMO_AFTER_S);
+            if a < from
+                || !verse_runs
+                    .iter()
+                    .chain(held_runs)
+                    .any(|s| s.0 >= from && s.0 + pause <= a && s.1 - s.0 >= shimo_min)
+            {
+                continue;
+            }
+        }
+        // The speech from the piece, over a break to speech resuming within the hold.
+        let Some(k) = verse_runs.iter().position(|r| r.0 <= a && a < r.1) else {
+            continue;
+        };
+        let mut end = verse_runs[k].1;
+        if frame_time(end) - t < measure.hold + HOLD_RESTORED_S {
+            if let Some(&(na, nb)) = verse_runs.get(k + 1) {
+                if frame_time(na) - t <= measure.hold + HOLD_RESTORED_S {
+                    end = nb;
+                }
+            }
+        }
+        if frame_time(end) - t < measure.verse_s(KAMI_UNITS_MIN) - SHORT_HOLD_FIT_S
+            || after.is_some_and(|r| frame_time(end) > r.kami_start_s - PAUSE_BEFORE_S)
+        {
+            continue;
+        }
+        out.push((a, end));
+    }
+    out
 }

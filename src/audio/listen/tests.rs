@@ -552,3 +552,107 @@ fn a_verse_run_on_into_its_shimo_no_ku_ends_at_the_pause_between() {
     let long = runs(&[(2.0, 5.0), (5.2, 8.0)]);
     assert_eq!(run_on_end(&long, &verse(8.0), &measure), None);
 }
+
+/// Runs of frames: (first, end exclusive).
+type Runs = Vec<(usize, usize)>;
+
+/// Five verses read at one pace (first kana held 1.1 s, then 0.25 s a kana, 17 kana),
+/// each followed by its shimo-no-ku (14 kana from 0.4 s after its end); the third's held kana heard as a first piece of `piece_s`, then
+/// nothing to where its second kana begins. The tracks, the held and verse runs, and the
+/// four other verses as heard.
+fn a_verse_with_half_its_hold(piece_s: f64) -> (Tracks, Runs, Runs, Vec<HeardReading>) {
+    let n = frames_of(60.0);
+    let mut voiced = vec![false; n];
+    let mut on = |a: f64, b: f64| voiced[frames_of(a)..frames_of(b)].fill(true);
+    let mut readings = Vec::new();
+    for k in 0..5 {
+        let start = 2.0 + 11.0 * k as f64;
+        let end = start + 1.1 + 16.0 * 0.25;
+        if k == 2 {
+            on(start, start + piece_s);
+        } else {
+            on(start, start + 1.1);
+        }
+        // The kana at pace: 0.2 s voiced, 0.05 s of consonant.
+        for i in 0..16 {
+            let o = start + 1.1 + 0.25 * i as f64;
+            on(o, o + 0.2);
+        }
+        // The shimo-no-ku: 14 kana from 0.4 s after, its first voiced 0.35 s.
+        on(end + 0.4, end + 0.75);
+        for i in 0..13 {
+            let o = end + 0.8 + 0.25 * i as f64;
+            on(o, o + 0.2);
+        }
+        if k != 2 {
+            readings.push(HeardReading {
+                seq: readings.len() as u32 + 1,
+                poem: Some(k as u8 + 1),
+                kami_start_s: start,
+                onsets_s: (0..17)
+                    .map(|i| {
+                        if i == 0 {
+                            start
+                        } else {
+                            start + 1.1 + 0.25 * (i - 1) as f64
+                        }
+                    })
+                    .collect(),
+                kami_end_s: end,
+                shimo_start_s: None,
+                void: false,
+                poem_score: 0.2,
+                candidate: Some(k as u8 + 1),
+            });
+        }
+    }
+    let held = runs(&voiced, 0, frames_of(HELD_GAP_MAX_S));
+    let verse = runs(&voiced, 0, frames_of(VERSE_GAP_MAX_S));
+    let tracks = Tracks {
+        f: Frames {
+            level_db: vec![0.0; n],
+            high_db: vec![0.0; n],
+            voicing: vec![0.0; n],
+            ceps: vec![[0.0; CEPS]; n],
+        },
+        floor: vec![0.0; n],
+        high_floor: vec![0.0; n],
+        voiced,
+    };
+    (tracks, held, verse, readings)
+}
+
+#[test]
+fn a_verse_heard_from_half_its_held_kana_is_found_in_the_readers_hold() {
+    use super::opening::{short_hold_openings, ReadersMeasure};
+    // The third verse: a first piece of 0.45 s (short of a held kana), then 0.65 s of
+    // nothing before its second kana. Found from the piece to the end of its speech.
+    let (tr, held, verse, readings) = a_verse_with_half_its_hold(0.45);
+    let m = ReadersMeasure::of(&readings).expect("four aligned verses");
+    assert!((m.hold - 1.1).abs() < 0.01 && (m.pace - 0.25).abs() < 0.01);
+    assert_eq!(
+        short_hold_openings(&tr, &held, &verse, &readings, &m),
+        vec![(frames_of(24.0), frames_of(24.0 + 5.05))]
+    );
+    // A piece of 0.2 s is a kana said at pace, not part of a held one: nothing found,
+    // and the shimo-no-ku after each verse heard is never taken for a verse.
+    let (tr, held, verse, readings) = a_verse_with_half_its_hold(0.2);
+    assert_eq!(
+        short_hold_openings(&tr, &held, &verse, &readings, &m),
+        vec![]
+    );
+    // The verse heard whole is not found again.
+    let (tr, held, verse, mut readings) = a_verse_with_half_its_hold(0.45);
+    readings.insert(
+        2,
+        HeardReading {
+            kami_start_s: 24.0,
+            kami_end_s: 29.1,
+            ..readings[1].clone()
+        },
+    );
+    assert_eq!(
+        short_hold_openings(&tr, &held, &verse, &readings, &m),
+        vec![]
+    );
+}
