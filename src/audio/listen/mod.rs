@@ -4,8 +4,11 @@
 //! the kami-no-ku differ by the kimari-ji), and where those cannot tell, in the reader's
 //! own measure and against the reader's own kana cut from the verses already named; its
 //! kana onsets from the same alignment, each then moved to where the sound changes near
-//! it; the shimo-no-ku as the next speech after it. Owns these thresholds; reads features
-//! and templates, never files.
+//! it; the shimo-no-ku as the next speech after it. After the first pass, in the reader's
+//! own measure of the verses it heard (their hold and pace): a verse run on into its
+//! shimo-no-ku is cut there and named again on its kami-no-ku alone, and a verse whose
+//! held kana was heard only in part is found. Owns these thresholds; reads features and
+//! templates, never files.
 //!
 //! The files: `opening` (where a verse opens), `naming` (which poem it is, and its kana
 //! onsets), `readers_voice` (the reader's own voice learnt and the verses named again in
@@ -24,7 +27,7 @@ use self::readers_voice::{rename_in_the_readers_voice, second_opinion};
 use super::features::{analyze, frame_at, frame_time, Frames, HOP_S};
 use super::lead::{back_date_hidden_consonants, Levels};
 use super::onset::sound_start;
-use super::templates::embedded;
+use super::templates::{embedded, KanaTemplates};
 use super::AudioError;
 use crate::rules::kimariji::ReadPool;
 use std::path::Path;
@@ -371,6 +374,16 @@ pub fn heard_readings(
         busy_until = vb;
         last_inner_gap = inner_gap;
     }
+    // A verse run on over a short pause into its own shimo-no-ku is named again on its
+    // kami-no-ku alone.
+    if let Some(m) = ReadersMeasure::of(&out) {
+        if rename_run_on(&tr.f, &held_runs, templates, &m, &mut out, &mut verses) {
+            pool = ReadPool::new();
+            for p in out.iter().filter_map(|r| r.poem) {
+                pool.mark_read(p);
+            }
+        }
+    }
     // A verse whose held kana was heard only in part, found in the reader's measure.
     if let Some(m) = ReadersMeasure::of(&out) {
         for (a, end) in short_hold_openings(&tr, &held_runs, &verse_runs, &out, &m) {
@@ -463,6 +476,44 @@ pub fn heard_readings(
         ));
     }
     Ok(out)
+}
+
+/// Each verse that ran on over a short pause into its own shimo-no-ku (`run_on_end`)
+/// named again on its kami-no-ku alone, against the poems not named for another verse,
+/// and ended at that pause: the shimo-no-ku's kana, matched as part of the verse, pull
+/// the match towards other poems and stretch the alignment of its kana. True when any
+/// verse was.
+fn rename_run_on(
+    f: &Frames,
+    held_runs: &[(usize, usize)],
+    templates: &KanaTemplates,
+    measure: &ReadersMeasure,
+    out: &mut [HeardReading],
+    verses: &mut [(Verse, Naming)],
+) -> bool {
+    let mut any = false;
+    for k in 0..out.len() {
+        let Some(end) = run_on_end(held_runs, &out[k], measure) else {
+            continue;
+        };
+        let mut others = ReadPool::new();
+        for (j, r) in out.iter().enumerate() {
+            if let (true, Some(p)) = (j != k, r.poem) {
+                others.mark_read(p);
+            }
+        }
+        let first_frame = verses[k].0.first_frame;
+        let cut = Verse {
+            frames: verse_frames(f, first_frame, end),
+            first_frame,
+            start_s: verses[k].0.start_s,
+        };
+        let named = name_poem(&cut, templates, &others);
+        out[k] = HeardReading::of_verse(out[k].seq, &named, cut.start_s, frame_time(end));
+        verses[k] = (cut, named);
+        any = true;
+    }
+    any
 }
 
 /// A verse heard this much longer than a kami-no-ku of its kana in the reader's measure

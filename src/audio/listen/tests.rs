@@ -656,3 +656,117 @@ fn a_verse_heard_from_half_its_held_kana_is_found_in_the_readers_hold() {
         vec![]
     );
 }
+
+#[test]
+fn a_verse_run_on_into_its_shimo_no_ku_is_named_again_on_its_kami_no_ku() {
+    use super::opening::ReadersMeasure;
+    use crate::audio::templates::TEMPLATE_STEP;
+    let t = embedded();
+    let step = TEMPLATE_STEP;
+    // A reader a little off the templates, first kana held 1.1 s, then 0.22 s a kana.
+    const OFF: f32 = 0.6;
+    let measure = ReadersMeasure {
+        pace: 0.22,
+        hold: 1.1,
+    };
+    let nos = [1u8, 2, 3, 4, 5];
+    let mut ceps: Vec<[f32; CEPS]> = Vec::new();
+    let mut spans = Vec::new();
+    let mut held_runs = Vec::new();
+    let quiet = |ceps: &mut Vec<[f32; CEPS]>, s: f64| {
+        ceps.extend(std::iter::repeat_n([0.0f32; CEPS], frames_of(s)))
+    };
+    for (k, &no) in nos.iter().enumerate() {
+        quiet(&mut ceps, 2.0);
+        let a = ceps.len();
+        for f in verses_in_a_voice_of_its_own(&[no], OFF)[0].frames.clone() {
+            ceps.extend(std::iter::repeat_n(f, step));
+        }
+        let mut end = ceps.len();
+        held_runs.push((a, end));
+        if k == 2 {
+            // Its shimo-no-ku 0.2 s after it: 1.5 s of another poem's kana at pace.
+            quiet(&mut ceps, 0.2);
+            let b = ceps.len();
+            let other = verses_in_a_voice_of_its_own(&[90], OFF)[0].frames.clone();
+            for f in &other[110..110 + 150] {
+                ceps.extend(std::iter::repeat_n(*f, step));
+            }
+            held_runs.push((b, ceps.len()));
+            end = ceps.len();
+        }
+        spans.push((a, end));
+    }
+    quiet(&mut ceps, 2.0);
+    let n = ceps.len();
+    let f = Frames {
+        level_db: vec![0.0; n],
+        high_db: vec![0.0; n],
+        voicing: vec![0.0; n],
+        ceps,
+    };
+    // Named in turn as the first pass does, the third verse with its shimo-no-ku.
+    let mut pool = ReadPool::new();
+    let mut out = Vec::new();
+    let mut verses = Vec::new();
+    for (k, &(a, b)) in spans.iter().enumerate() {
+        let verse = Verse {
+            frames: verse_frames(&f, a, b),
+            first_frame: a,
+            start_s: frame_time(a),
+        };
+        let named = name_poem(&verse, t, &pool);
+        if let Some(p) = named.poem {
+            pool.mark_read(p);
+        }
+        out.push(HeardReading::of_verse(
+            k as u32 + 1,
+            &named,
+            frame_time(a),
+            frame_time(b),
+        ));
+        verses.push((verse, named));
+    }
+    let before = out.clone();
+    assert!(rename_run_on(
+        &f,
+        &held_runs,
+        t,
+        &measure,
+        &mut out,
+        &mut verses
+    ));
+    // The third verse ends where its kami-no-ku does, is named on it alone, and its
+    // kana are aligned within it; the others are as they were.
+    let kami_end = held_runs[2].1;
+    assert_eq!(out[2].kami_end_s, round_ms(frame_time(kami_end)));
+    assert_eq!(out[2].poem, Some(3), "before: {:?}", before[2].poem);
+    // Matched with its shimo-no-ku the verse barely stood out of the next poem; alone,
+    // plainly.
+    assert!(
+        before[2].poem_score < 0.2 && out[2].poem_score > 0.5,
+        "score {} before, {} after",
+        before[2].poem_score,
+        out[2].poem_score
+    );
+    assert!(out[2].onsets_s.iter().all(|&o| o < frame_time(kami_end)));
+    assert_eq!(verses[2].0.frames, verse_frames(&f, spans[2].0, kami_end));
+    for k in [0, 1, 3, 4] {
+        assert_eq!(out[k], before[k]);
+    }
+    // Nothing ran on now: nothing is named again.
+    let again = out.clone();
+    assert!(!rename_run_on(
+        &f,
+        &held_runs,
+        t,
+        &measure,
+        &mut out,
+        &mut verses
+    ));
+    assert_eq!(out, again);
+    eprintln!(
+        "before {:?} {} after {:?} {}",
+        before[2].poem, before[2].poem_score, out[2].poem, out[2].poem_score
+    );
+}
