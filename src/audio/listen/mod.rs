@@ -412,25 +412,26 @@ pub fn heard_readings(
             r.seq = k as u32 + 1;
         }
     }
-    rename_in_the_readers_voice(templates, &mut out, &mut verses);
-    second_opinion(templates, &mut out, &verses);
-    // A verse heard from the second piece of its broken held kana opens at the first.
-    let mut measure = ReadersMeasure::of(&out);
-    if let Some(m) = &measure {
-        let restored = broken_hold_openings(&tr, &held_runs, &out, m);
-        let moved = restored.iter().any(Option::is_some);
-        for (r, a) in out.iter_mut().zip(restored) {
+    // A verse heard from the second piece of its broken held kana opens at the first, and
+    // is named again with it.
+    if let Some(m) = ReadersMeasure::of(&out) {
+        let restored = broken_hold_openings(&tr, &held_runs, &out, &m);
+        for (k, a) in restored.into_iter().enumerate() {
             let Some(a) = a else { continue };
-            r.kami_start_s = round_ms(first_sound_s(samples, rate_hz, &tr, a));
-            if let Some(o) = r.onsets_s.first_mut() {
-                *o = r.kami_start_s;
-            }
-        }
-        // The run-on end below is measured on the starts as restored.
-        if moved {
-            measure = ReadersMeasure::of(&out);
+            let start = first_sound(&tr, a, frames_of(CONSONANT_BACK_S));
+            let verse = Verse {
+                frames: verse_frames(&tr.f, start, frame_at(out[k].kami_end_s)),
+                first_frame: start,
+                start_s: first_sound_s(samples, rate_hz, &tr, a),
+            };
+            let named = name_poem(&verse, templates, &named_but(&out, k));
+            out[k] = HeardReading::of_verse(out[k].seq, &named, verse.start_s, out[k].kami_end_s);
+            verses[k] = (verse, named);
         }
     }
+    rename_in_the_readers_voice(templates, &mut out, &mut verses);
+    second_opinion(templates, &mut out, &verses);
+    let measure = ReadersMeasure::of(&out);
     // A verse that ran on over a short pause into its own shimo-no-ku ends at that pause.
     if let Some(measure) = measure {
         for r in out.iter_mut() {
@@ -478,6 +479,17 @@ pub fn heard_readings(
     Ok(out)
 }
 
+/// The poems named for the readings other than the `k`th, as read.
+fn named_but(out: &[HeardReading], k: usize) -> ReadPool {
+    let mut pool = ReadPool::new();
+    for (j, r) in out.iter().enumerate() {
+        if let (true, Some(p)) = (j != k, r.poem) {
+            pool.mark_read(p);
+        }
+    }
+    pool
+}
+
 /// Each verse that ran on over a short pause into its own shimo-no-ku (`run_on_end`)
 /// named again on its kami-no-ku alone, against the poems not named for another verse,
 /// and ended at that pause: the shimo-no-ku's kana, matched as part of the verse, pull
@@ -496,12 +508,7 @@ fn rename_run_on(
         let Some(end) = run_on_end(held_runs, &out[k], measure) else {
             continue;
         };
-        let mut others = ReadPool::new();
-        for (j, r) in out.iter().enumerate() {
-            if let (true, Some(p)) = (j != k, r.poem) {
-                others.mark_read(p);
-            }
-        }
+        let others = named_but(out, k);
         let first_frame = verses[k].0.first_frame;
         let cut = Verse {
             frames: verse_frames(f, first_frame, end),
