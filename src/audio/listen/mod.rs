@@ -431,9 +431,8 @@ pub fn heard_readings(
     }
     rename_in_the_readers_voice(templates, &mut out, &mut verses);
     second_opinion(templates, &mut out, &verses);
-    let measure = ReadersMeasure::of(&out);
     // A verse that ran on over a short pause into its own shimo-no-ku ends at that pause.
-    if let Some(measure) = measure {
+    if let Some(measure) = ReadersMeasure::of(&out) {
         for r in out.iter_mut() {
             if let Some(end) = run_on_end(&held_runs, r, &measure) {
                 r.kami_end_s = round_ms(frame_time(end));

@@ -401,6 +401,22 @@ fn a_verse_starts_where_its_periodic_sound_stands_over_the_murmur() {
     assert_eq!(periodic_start(&tracks(none), 120, 30), None);
 }
 
+/// Tracks with only the voiced frames set (levels, voicing and cepstra all zero).
+fn voiced_only(voiced: Vec<bool>) -> Tracks {
+    let n = voiced.len();
+    Tracks {
+        f: Frames {
+            level_db: vec![0.0; n],
+            high_db: vec![0.0; n],
+            voicing: vec![0.0; n],
+            ceps: vec![[0.0; CEPS]; n],
+        },
+        floor: vec![0.0; n],
+        high_floor: vec![0.0; n],
+        voiced,
+    }
+}
+
 /// Five verses read at one pace (first kana held 1.1 s, then 0.25 s a kana), the third
 /// with its held kana broken into a piece of `piece_s` and a break of `break_s` and heard
 /// from after the break, and speech of `speech_before_s` ending 0.05 s before that piece.
@@ -456,17 +472,7 @@ fn five_verses_one_heard_late(
             candidate: Some(k as u8 + 1),
         });
     }
-    let tracks = Tracks {
-        f: Frames {
-            level_db: vec![0.0; n],
-            high_db: vec![0.0; n],
-            voicing: vec![0.0; n],
-            ceps: vec![[0.0; CEPS]; n],
-        },
-        floor: vec![0.0; n],
-        high_floor: vec![0.0; n],
-        voiced,
-    };
+    let tracks = voiced_only(voiced);
     (tracks, runs, readings, piece)
 }
 
@@ -608,17 +614,7 @@ fn a_verse_with_half_its_hold(piece_s: f64) -> (Tracks, Runs, Runs, Vec<HeardRea
     }
     let held = runs(&voiced, 0, frames_of(HELD_GAP_MAX_S));
     let verse = runs(&voiced, 0, frames_of(VERSE_GAP_MAX_S));
-    let tracks = Tracks {
-        f: Frames {
-            level_db: vec![0.0; n],
-            high_db: vec![0.0; n],
-            voicing: vec![0.0; n],
-            ceps: vec![[0.0; CEPS]; n],
-        },
-        floor: vec![0.0; n],
-        high_floor: vec![0.0; n],
-        voiced,
-    };
+    let tracks = voiced_only(voiced);
     (tracks, held, verse, readings)
 }
 
