@@ -412,23 +412,15 @@ pub fn heard_readings(
             r.seq = k as u32 + 1;
         }
     }
-    // A verse heard from the second piece of its broken held kana opens at the first, and
-    // is named again with it.
-    if let Some(m) = ReadersMeasure::of(&out) {
-        let restored = broken_hold_openings(&tr, &held_runs, &out, &m);
-        for (k, a) in restored.into_iter().enumerate() {
-            let Some(a) = a else { continue };
-            let start = first_sound(&tr, a, frames_of(CONSONANT_BACK_S));
-            let verse = Verse {
-                frames: verse_frames(&tr.f, start, frame_at(out[k].kami_end_s)),
-                first_frame: start,
-                start_s: first_sound_s(samples, rate_hz, &tr, a),
-            };
-            let named = name_poem(&verse, templates, &named_but(&out, k));
-            out[k] = HeardReading::of_verse(out[k].seq, &named, verse.start_s, out[k].kami_end_s);
-            verses[k] = (verse, named);
-        }
-    }
+    reopen_broken_holds(
+        samples,
+        rate_hz,
+        &tr,
+        &held_runs,
+        templates,
+        &mut out,
+        &mut verses,
+    );
     rename_in_the_readers_voice(templates, &mut out, &mut verses);
     second_opinion(templates, &mut out, &verses);
     // A verse that ran on over a short pause into its own shimo-no-ku ends at that pause.
@@ -487,6 +479,41 @@ fn named_but(out: &[HeardReading], k: usize) -> ReadPool {
         }
     }
     pool
+}
+
+/// Each verse heard from the second piece of its broken held kana
+/// (`broken_hold_openings`, in the reader's measure of `out`) opened at the first piece,
+/// and named again with it against the poems not named for another verse: named on the
+/// frames without its first kana, it may have been matched to another poem. True when
+/// any verse was.
+fn reopen_broken_holds(
+    samples: &[f32],
+    rate_hz: u32,
+    tr: &Tracks,
+    held_runs: &[(usize, usize)],
+    templates: &KanaTemplates,
+    out: &mut [HeardReading],
+    verses: &mut [(Verse, Naming)],
+) -> bool {
+    let Some(m) = ReadersMeasure::of(out) else {
+        return false;
+    };
+    let mut any = false;
+    let restored = broken_hold_openings(tr, held_runs, out, &m);
+    for (k, a) in restored.into_iter().enumerate() {
+        let Some(a) = a else { continue };
+        let start = first_sound(tr, a, frames_of(CONSONANT_BACK_S));
+        let verse = Verse {
+            frames: verse_frames(&tr.f, start, frame_at(out[k].kami_end_s)),
+            first_frame: start,
+            start_s: first_sound_s(samples, rate_hz, tr, a),
+        };
+        let named = name_poem(&verse, templates, &named_but(out, k));
+        out[k] = HeardReading::of_verse(out[k].seq, &named, verse.start_s, out[k].kami_end_s);
+        verses[k] = (verse, named);
+        any = true;
+    }
+    any
 }
 
 /// Each verse that ran on over a short pause into its own shimo-no-ku (`run_on_end`)

@@ -766,3 +766,114 @@ fn a_verse_run_on_into_its_shimo_no_ku_is_named_again_on_its_kami_no_ku() {
         before[2].poem, before[2].poem_score, out[2].poem, out[2].poem_score
     );
 }
+
+#[test]
+fn a_verse_heard_from_the_second_piece_of_its_held_kana_is_named_again_from_the_first() {
+    use crate::audio::templates::TEMPLATE_STEP;
+    let t = embedded();
+    let step = TEMPLATE_STEP;
+    // Five verses in a reader's voice a little off the templates, first kana held 1.1 s;
+    // the third's held kana broken under the murmur: a first piece of 0.35 s, a break of
+    // 0.4 s, and the rest of the verse heard from there.
+    let (piece, gap) = (frames_of(0.35), frames_of(0.4));
+    let nos = [1u8, 2, 3, 4, 5];
+    let mut ceps: Vec<[f32; CEPS]> = Vec::new();
+    let mut held_runs = Vec::new();
+    let mut heard = Vec::new();
+    let quiet =
+        |ceps: &mut Vec<[f32; CEPS]>, n: usize| ceps.extend(std::iter::repeat_n([0.0f32; CEPS], n));
+    for (k, &no) in nos.iter().enumerate() {
+        quiet(&mut ceps, frames_of(2.0));
+        let a = ceps.len();
+        for f in verses_in_a_voice_of_its_own(&[no], 0.6)[0].frames.clone() {
+            ceps.extend(std::iter::repeat_n(f, step));
+        }
+        let end = ceps.len();
+        if k == 2 {
+            ceps[a + piece..a + piece + gap].fill([0.0; CEPS]);
+            held_runs.push((a, a + piece));
+            held_runs.push((a + piece + gap, end));
+            heard.push((a + piece + gap, end));
+        } else {
+            held_runs.push((a, end));
+            heard.push((a, end));
+        }
+    }
+    quiet(&mut ceps, frames_of(2.0));
+    let n = ceps.len();
+    let mut voiced = vec![false; n];
+    for &(a, b) in &held_runs {
+        voiced[a..b].fill(true);
+    }
+    let mut tr = voiced_only(voiced);
+    tr.f.ceps = ceps;
+    // The first pass: each verse named in turn from where it was heard.
+    let mut pool = ReadPool::new();
+    let mut out = Vec::new();
+    let mut verses = Vec::new();
+    for (k, &(a, b)) in heard.iter().enumerate() {
+        let verse = Verse {
+            frames: verse_frames(&tr.f, a, b),
+            first_frame: a,
+            start_s: frame_time(a),
+        };
+        let named = name_poem(&verse, t, &pool);
+        if let Some(p) = named.poem {
+            pool.mark_read(p);
+        }
+        out.push(HeardReading::of_verse(
+            k as u32 + 1,
+            &named,
+            frame_time(a),
+            frame_time(b),
+        ));
+        verses.push((verse, named));
+    }
+    let before = out.clone();
+    // No sound track is given: a verse starts at its first voiced frame.
+    assert!(reopen_broken_holds(
+        &[],
+        16_000,
+        &tr,
+        &held_runs,
+        t,
+        &mut out,
+        &mut verses
+    ));
+    // The third verse opens at the first piece, is named on frames that hold its first
+    // kana, and its first kana's onset is the piece's; the others are as they were.
+    let first_piece = held_runs[2].0;
+    assert_eq!(out[2].kami_start_s, round_ms(frame_time(first_piece)));
+    assert_eq!(out[2].poem, Some(3), "before: {:?}", before[2].poem);
+    assert_eq!(verses[2].0.first_frame, first_piece);
+    assert!(
+        (out[2].onsets_s[0] - frame_time(first_piece)).abs() < 0.05,
+        "first onset {} for the piece at {}",
+        out[2].onsets_s[0],
+        frame_time(first_piece)
+    );
+    assert_eq!(out[2].kami_end_s, before[2].kami_end_s);
+    // Named without its first kana the verse barely stood out of the next poem; with
+    // it, plainly.
+    assert!(
+        before[2].poem_score < 0.4 && out[2].poem_score > 0.6,
+        "score {} before, {} after",
+        before[2].poem_score,
+        out[2].poem_score
+    );
+    for k in [0, 1, 3, 4] {
+        assert_eq!(out[k], before[k]);
+    }
+    // Its hold is the reader's now: nothing is opened again.
+    let again = out.clone();
+    assert!(!reopen_broken_holds(
+        &[],
+        16_000,
+        &tr,
+        &held_runs,
+        t,
+        &mut out,
+        &mut verses
+    ));
+    assert_eq!(out, again);
+}
