@@ -8,6 +8,10 @@
 #       --readings 10 --labels --out data/eval/${sp%:*}-${sp#*:}; done
 set -euo pipefail
 model=$1; out=$2; shift 2
+# The contact networks are read beside the hand model: without them touches come from
+# the hand model's own contact map, and the scores are not comparable.
+[ -f "$(dirname "$model")/contact.onnx" ] || echo "$model: no contact.onnx beside it;" \
+  "touches come from its own contact map (copy models/contact*.onnx there)" >&2
 bin=${BIN:-target/release/karuta-referee}
 mkdir -p "$out"
 printf 'recording\tvisible\trecall\tiou_median\ttip_err_median_px\tplayer_right\ttrue_touches\ttouch_recall\ttouch_err_p95_ms\tfalse_touches_per_min\tenter_leave_frac\tcpu_ms_per_frame\n' > "$out/summary.tsv"

@@ -6,6 +6,10 @@
 # total. The recordings are the ones train/eval.sh names.
 set -euo pipefail
 model=$1; out=$2; shift 2
+# The contact networks are read beside the hand model: without them touches come from
+# the hand model's own contact map, and the scores are not comparable.
+[ -f "$(dirname "$model")/contact.onnx" ] || echo "$model: no contact.onnx beside it;" \
+  "touches come from its own contact map (copy models/contact*.onnx there)" >&2
 bin=${BIN:-target/release/karuta-referee}
 mkdir -p "$out"
 for rec in "$@"; do

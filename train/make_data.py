@@ -36,6 +36,10 @@ SETS = {
               enumerate(["clean", "realistic", "hard"] * 4, start=1)]
     + [(1042 + i, p, "640x360", 240, 6) for i, p in
        enumerate(["clean", "realistic", "hard", "realistic"], start=1)],
+    # More matches drawn as the dense set is (other layouts, hands, motions and
+    # light), for the continued fine-tuning: 1280x720 at 120 fps.
+    "dense2": [(1050 + i, p, "1280x720", 120, 6) for i, p in
+               enumerate(["clean", "realistic", "hard"] * 2, start=1)],
 }
 # A hand's middle fingertip this low over the playing area is descending onto a card,
 # pressing it or hovering above it: the frames that teach contact. Every one is kept.
@@ -123,7 +127,7 @@ def main():
         rec = os.path.join(a.data, "rec", f"{preset}-{seed}-{size}-{fps}")
         simulate(a.bin, rec, seed, preset, size, fps, readings)
         step = max(1, a.step * fps // 60)
-        img, lab = extract(rec, step, a.set == "dense")
+        img, lab = extract(rec, step, a.set.startswith("dense"))
         print(f"{rec}: {len(img)} frames", file=sys.stderr)
         all_img += img
         all_lab += lab

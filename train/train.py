@@ -13,6 +13,8 @@ One mask for every hand is learnt far faster than one map per player and hand; w
 player and which hand are questions asked of the hand's own cells.
 
     python train/train.py --data data/hands --out models/hands.onnx --minutes 40
+    python train/train.py --data data/hands-dense data/hands-dense2 --init-onnx models/hands.onnx \
+        --out data/hands-more/hands.onnx --steps 15000 --lr 5e-4 --hue 8 --threads 2
 """
 
 import argparse
@@ -74,6 +76,11 @@ class HandNet(nn.Module):
 
 
 # ---------------------------------------------------------------- augmentation
+# The largest hue turn, in OpenCV's half-degrees (`--hue`; 0, no turn, in the first two
+# models' recipes).
+HUE_TURN = 0
+
+
 def augment(img, hands, rng):
     """Colour, gain, blur, noise, scale, rotation, flips and JPEG: returns new img, hands."""
     h, w = img.shape[:2]
@@ -104,6 +111,12 @@ def augment(img, hands, rng):
         for k in ("outline", "kp"):
             p = np.asarray(hd[k], np.float32)
             hd[k] = p @ m[:, :2].T + m[:, 2]
+    if HUE_TURN and rng.random() < 0.5:
+        # Hue turned a little: other skin, tatami and card tones than the simulator's.
+        hsv = cv2.cvtColor(img, cv2.COLOR_BGR2HSV)
+        turn = int(rng.integers(-HUE_TURN, HUE_TURN + 1))
+        hsv[:, :, 0] = ((hsv[:, :, 0].astype(np.int16) + turn) % 180).astype(np.uint8)
+        img = cv2.cvtColor(hsv, cv2.COLOR_HSV2BGR)
     f = img.astype(np.float32)
     # Colour: per-channel gain (white balance), brightness, contrast, gamma, saturation.
     f *= rng.uniform(0.75, 1.25, 3).astype(np.float32) * rng.uniform(0.5, 1.4)
@@ -264,7 +277,8 @@ def loss_fn(out, t, w):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--data", default="data/hands")
+    ap.add_argument("--data", nargs="+", default=["data/hands"],
+                    help="one or more directories made by make_data.py, drawn from as one set")
     ap.add_argument("--out", default="models/hands.onnx")
     ap.add_argument("--minutes", type=float, default=40)
     ap.add_argument("--steps", type=int, help="train this many steps (the schedule follows steps, "
@@ -275,15 +289,23 @@ def main():
     ap.add_argument("--init", help="start from these weights (a .pt state dict)")
     ap.add_argument("--init-onnx", help="start from the weights of an exported model of this "
                     "network (e.g. the committed models/hands.onnx)")
+    ap.add_argument("--hue", type=int, default=0,
+                    help="turn the hue of half the frames by up to this many of OpenCV's "
+                    "half-degrees (0: never)")
     a = ap.parse_args()
+    global HUE_TURN
+    HUE_TURN = a.hue
     torch.manual_seed(SEED)
     random.seed(SEED)
     rng = np.random.default_rng(SEED)
     torch.set_num_threads(a.threads)
-    images = np.load(os.path.join(a.data, "frames.npy"), mmap_mode="r")
-    with open(os.path.join(a.data, "labels.pkl"), "rb") as fh:
-        labels = pickle.load(fh)
+    images, labels = Frames(), []
+    for d in a.data:
+        images.add(np.load(os.path.join(d, "frames.npy"), mmap_mode="r"))
+        with open(os.path.join(d, "labels.pkl"), "rb") as fh:
+            labels += pickle.load(fh)
     n = len(labels)
+    assert n == len(images)
     print(f"{n} frames", file=sys.stderr)
     net = HandNet()
     if a.init:
@@ -321,6 +343,24 @@ def main():
     export(net, a.out)
     print(f"done: {step} steps, {step * a.batch} samples, {(time.time() - t0) / 60:.1f} min",
           file=sys.stderr)
+
+
+class Frames:
+    """Frames of several data directories indexed as one array, each left memory-mapped."""
+
+    def __init__(self):
+        self.parts, self.starts = [], []
+
+    def add(self, arr):
+        self.starts.append(len(self))
+        self.parts.append(arr)
+
+    def __len__(self):
+        return sum(len(p) for p in self.parts)
+
+    def __getitem__(self, i):
+        k = max(j for j, s in enumerate(self.starts) if s <= i)
+        return self.parts[k][i - self.starts[k]]
 
 
 def state_from_onnx(path, net):
