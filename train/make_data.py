@@ -37,7 +37,8 @@ SETS = {
     + [(1042 + i, p, "640x360", 240, 6) for i, p in
        enumerate(["clean", "realistic", "hard", "realistic"], start=1)],
     # More matches drawn as the dense set is (other layouts, hands, motions and
-    # light), for the continued fine-tuning: 1280x720 at 120 fps.
+    # light), for the continued fine-tuning: 1280x720 at 120 fps (the seeds the
+    # contact networks' recordings drew at 240 fps, train/run_contact.sh).
     "dense2": [(1050 + i, p, "1280x720", 120, 6) for i, p in
                enumerate(["clean", "realistic", "hard"] * 2, start=1)],
 }
