@@ -653,6 +653,33 @@ fn a_verse_heard_from_half_its_held_kana_is_found_in_the_readers_hold() {
     );
 }
 
+/// The speech of `spans` (first frame, end) named in turn against the templates, as the
+/// first pass of `heard_readings` does: the readings, and the verses with their naming.
+fn first_pass(f: &Frames, spans: &[(usize, usize)]) -> (Vec<HeardReading>, Vec<(Verse, Naming)>) {
+    let mut pool = ReadPool::new();
+    let mut out = Vec::new();
+    let mut verses = Vec::new();
+    for (k, &(a, b)) in spans.iter().enumerate() {
+        let verse = Verse {
+            frames: verse_frames(f, a, b),
+            first_frame: a,
+            start_s: frame_time(a),
+        };
+        let named = name_poem(&verse, embedded(), &pool);
+        if let Some(p) = named.poem {
+            pool.mark_read(p);
+        }
+        out.push(HeardReading::of_verse(
+            k as u32 + 1,
+            &named,
+            frame_time(a),
+            frame_time(b),
+        ));
+        verses.push((verse, named));
+    }
+    (out, verses)
+}
+
 #[test]
 fn a_verse_run_on_into_its_shimo_no_ku_is_named_again_on_its_kami_no_ku() {
     use super::opening::ReadersMeasure;
@@ -702,27 +729,7 @@ fn a_verse_run_on_into_its_shimo_no_ku_is_named_again_on_its_kami_no_ku() {
         ceps,
     };
     // Named in turn as the first pass does, the third verse with its shimo-no-ku.
-    let mut pool = ReadPool::new();
-    let mut out = Vec::new();
-    let mut verses = Vec::new();
-    for (k, &(a, b)) in spans.iter().enumerate() {
-        let verse = Verse {
-            frames: verse_frames(&f, a, b),
-            first_frame: a,
-            start_s: frame_time(a),
-        };
-        let named = name_poem(&verse, t, &pool);
-        if let Some(p) = named.poem {
-            pool.mark_read(p);
-        }
-        out.push(HeardReading::of_verse(
-            k as u32 + 1,
-            &named,
-            frame_time(a),
-            frame_time(b),
-        ));
-        verses.push((verse, named));
-    }
+    let (mut out, mut verses) = first_pass(&f, &spans);
     let before = out.clone();
     assert!(rename_run_on(
         &f,
@@ -808,27 +815,7 @@ fn a_verse_heard_from_the_second_piece_of_its_held_kana_is_named_again_from_the_
     let mut tr = voiced_only(voiced);
     tr.f.ceps = ceps;
     // The first pass: each verse named in turn from where it was heard.
-    let mut pool = ReadPool::new();
-    let mut out = Vec::new();
-    let mut verses = Vec::new();
-    for (k, &(a, b)) in heard.iter().enumerate() {
-        let verse = Verse {
-            frames: verse_frames(&tr.f, a, b),
-            first_frame: a,
-            start_s: frame_time(a),
-        };
-        let named = name_poem(&verse, t, &pool);
-        if let Some(p) = named.poem {
-            pool.mark_read(p);
-        }
-        out.push(HeardReading::of_verse(
-            k as u32 + 1,
-            &named,
-            frame_time(a),
-            frame_time(b),
-        ));
-        verses.push((verse, named));
-    }
+    let (mut out, mut verses) = first_pass(&tr.f, &heard);
     let before = out.clone();
     // No sound track is given: a verse starts at its first voiced frame.
     assert!(reopen_broken_holds(
