@@ -4,7 +4,10 @@
 # models/contact-onset.onnx on this CPU (docs/hands.md, "The contact network";
 # models/MODEL_CARD.md).
 #   train/run_contact.sh   (VENV=... to reuse a virtualenv; STEPS=..., POINT_STEPS=... and
-#                           ONSET_STEPS=... training steps)
+#                           ONSET_STEPS=... training steps; HANDS=... another hand model
+#                           to centre crops on its fingertips; OUT=... the folder the
+#                           networks are written to, models/ unless told; ONSET=0 to
+#                           keep the onset network, which learns from the truth alone)
 # Draws the nine 1280x720 240 fps recordings it lacks (seeds 1051-1059, about 2 minutes
 # each) and reuses the dense set's sixteen (train/run.sh) when they are there; runs the
 # committed hand model over six of them so that crops are also centred on the fingertips
@@ -24,13 +27,19 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 VENV=${VENV:-data/venv}
 DATA=${DATA:-data/contact}
+HANDS=${HANDS:-models/hands.onnx}
+OUT=${OUT:-models}
 [ -x "$VENV/bin/python" ] || python3 -m venv "$VENV"
 "$VENV/bin/pip" install -q -r train/requirements.txt
 cargo build --release --quiet
 bin=target/release/karuta-referee
-mkdir -p "$DATA/rec" "$DATA/found" "$DATA/hands-alone"
+mkdir -p "$DATA/rec" "$DATA/found" "$DATA/hands-alone" "$OUT"
 # The hand model alone, without the contact networks beside it, finds the fingertips.
-cp models/hands.onnx "$DATA/hands-alone/hands.onnx"
+# A hand model other than the last one used here: its fingertips are found afresh.
+if ! cmp -s "$HANDS" "$DATA/hands-alone/hands.onnx"; then
+  cp "$HANDS" "$DATA/hands-alone/hands.onnx"
+  rm -rf "$DATA/found"/*
+fi
 # The dense set's recordings (train/make_data.py --set dense), when made already.
 for d in data/hands-dense/rec/*; do
   [ -f "$d/DONE" ] && ln -sfn "$(realpath "$d")" "$DATA/rec/$(basename "$d")"
@@ -44,10 +53,12 @@ for name in clean-1051 realistic-1052 hard-1053 clean-1054 realistic-1055 hard-1
   fi
 done
 "$VENV/bin/python" train/make_contact_data.py --bin "$bin" --data "$DATA" --found "$DATA/found" --context
-THREADS=${THREADS:-2} "$VENV/bin/python" train/train_contact.py --data "$DATA" --out models/contact.onnx --steps "${STEPS:-12000}"
-THREADS=${THREADS:-2} "$VENV/bin/python" train/train_contact.py --data "$DATA" --out models/contact-second.onnx --steps "${STEPS:-12000}" --context
-THREADS=${THREADS:-2} "$VENV/bin/python" train/train_contact.py --data "$DATA" --out models/contact-point.onnx --steps "${POINT_STEPS:-4000}" --point
-ONSET=${ONSET_DATA:-data/onset}
-"$VENV/bin/python" train/make_onset_data.py --bin "$bin" --data "$ONSET" --contact "$DATA"
-THREADS=${THREADS:-2} "$VENV/bin/python" train/train_onset.py --data "$ONSET" --out models/contact-onset.onnx --steps "${ONSET_STEPS:-6000}"
-sha256sum models/contact.onnx models/contact-second.onnx models/contact-point.onnx models/contact-onset.onnx
+THREADS=${THREADS:-2} "$VENV/bin/python" train/train_contact.py --data "$DATA" --out "$OUT/contact.onnx" --steps "${STEPS:-12000}"
+THREADS=${THREADS:-2} "$VENV/bin/python" train/train_contact.py --data "$DATA" --out "$OUT/contact-second.onnx" --steps "${STEPS:-12000}" --context
+THREADS=${THREADS:-2} "$VENV/bin/python" train/train_contact.py --data "$DATA" --out "$OUT/contact-point.onnx" --steps "${POINT_STEPS:-4000}" --point
+if [ "${ONSET:-1}" != 0 ]; then
+  ONSET_DIR=${ONSET_DATA:-data/onset}
+  "$VENV/bin/python" train/make_onset_data.py --bin "$bin" --data "$ONSET_DIR" --contact "$DATA"
+  THREADS=${THREADS:-2} "$VENV/bin/python" train/train_onset.py --data "$ONSET_DIR" --out "$OUT/contact-onset.onnx" --steps "${ONSET_STEPS:-6000}"
+fi
+sha256sum "$OUT"/contact*.onnx

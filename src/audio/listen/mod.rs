@@ -21,9 +21,10 @@ mod readers_voice;
 use self::naming::{name_poem, verse_frames, Naming, Verse};
 use self::opening::{
     broken_hold_openings, first_sound, join_broken_held, opening_flux_ratio, periodic_start,
-    short_hold_openings, voiced_ceps_distance, ReadersMeasure, SHORT_HOLD_FIT_S,
+    short_hold_openings, unnamed_earlier_openings, voiced_ceps_distance, ReadersMeasure,
+    SHORT_HOLD_FIT_S,
 };
-use self::readers_voice::{rename_in_the_readers_voice, second_opinion};
+use self::readers_voice::{rename_in_the_readers_voice, second_opinion, ReadersEar};
 use super::features::{analyze, frame_at, frame_time, Frames, HOP_S};
 use super::lead::{back_date_hidden_consonants, Levels};
 use super::onset::sound_start;
@@ -422,6 +423,15 @@ pub fn heard_readings(
         &mut verses,
     );
     rename_in_the_readers_voice(templates, &mut out, &mut verses);
+    reopen_unnamed(
+        samples,
+        rate_hz,
+        &tr,
+        (&held_runs, &verse_runs),
+        templates,
+        &mut out,
+        &mut verses,
+    );
     second_opinion(templates, &mut out, &verses);
     // A verse that ran on over a short pause into its own shimo-no-ku ends at that pause.
     if let Some(measure) = ReadersMeasure::of(&out) {
@@ -512,6 +522,69 @@ fn reopen_broken_holds(
         out[k] = HeardReading::of_verse(out[k].seq, &named, verse.start_s, out[k].kami_end_s);
         verses[k] = (verse, named);
         any = true;
+    }
+    any
+}
+
+/// A run of voiced frames: its first frame and the frame after its last.
+type Run = (usize, usize);
+
+/// Each verse left without a poem opened at an earlier piece of its held kana, and ended
+/// at its own end or at the pause where a kami-no-ku opening there would end
+/// (`unnamed_earlier_openings`), when one of these ways names a poem with a better score
+/// than the verse had: a verse heard from a later piece of its held kana that ran on into
+/// its shimo-no-ku matches no poem well, as its kana lie out of place. True when any
+/// verse was.
+fn reopen_unnamed(
+    samples: &[f32],
+    rate_hz: u32,
+    tr: &Tracks,
+    (held_runs, verse_runs): (&[Run], &[Run]),
+    templates: &KanaTemplates,
+    out: &mut [HeardReading],
+    verses: &mut [(Verse, Naming)],
+) -> bool {
+    let Some(m) = ReadersMeasure::of(out) else {
+        return false;
+    };
+    let run_on = |r: &HeardReading| run_on_end(held_runs, r, &m);
+    let ways = unnamed_earlier_openings(tr, held_runs, verse_runs, out, &m, run_on);
+    // The reader's own kana are learnt only when there is a way to name.
+    if ways.iter().all(Vec::is_empty) {
+        return false;
+    }
+    let Some(ear) = ReadersEar::of_named(templates, verses) else {
+        return false;
+    };
+    let mut any = false;
+    for (k, ways) in ways.into_iter().enumerate() {
+        if ways.is_empty() {
+            continue;
+        }
+        let others = named_but(out, k);
+        // The verse as heard, matched the same way, is the score to beat.
+        let heard = ear.name(templates, &verses[k].0, &others).score;
+        let mut best: Option<(Verse, Naming, usize)> = None;
+        for (a, end) in ways {
+            let start = first_sound(tr, a, frames_of(CONSONANT_BACK_S));
+            let verse = Verse {
+                frames: verse_frames(&tr.f, start, end),
+                first_frame: start,
+                start_s: first_sound_s(samples, rate_hz, tr, a),
+            };
+            let named = ear.name(templates, &verse, &others);
+            if named.poem.is_some()
+                && named.score > heard
+                && best.as_ref().is_none_or(|b| named.score > b.1.score)
+            {
+                best = Some((verse, named, end));
+            }
+        }
+        if let Some((verse, named, end)) = best {
+            out[k] = HeardReading::of_verse(out[k].seq, &named, verse.start_s, frame_time(end));
+            verses[k] = (verse, named);
+            any = true;
+        }
     }
     any
 }

@@ -412,3 +412,73 @@ pub(super) fn short_hold_openings(
     }
     out
 }
+
+/// Verses left without a poem that may have been heard from a later piece of their held
+/// kana, whatever their length says: a verse heard late that ran on into its own
+/// shimo-no-ku is as long as one heard whole. For each verse without a poem, the ways it
+/// may open earlier and end: each earlier piece at least HELD_FIRST_PIECE_MIN_S long,
+/// after a pause, joined to the verse's first sound by pieces with breaks of at most
+/// `HOLD_PIECES_GAP_MAX_S`, within the reader's hold (`HOLD_RESTORED_S`) of it, and after
+/// the shimo-no-ku of the verse before; each with the verse's end and with the pause
+/// nearest where a kami-no-ku opening there would end (`run_on`). The caller names them
+/// and keeps one only when its sound names a poem better than the verse did.
+pub(super) fn unnamed_earlier_openings(
+    tr: &Tracks,
+    held_runs: &[(usize, usize)],
+    verse_runs: &[(usize, usize)],
+    readings: &[HeardReading],
+    measure: &ReadersMeasure,
+    run_on: impl Fn(&HeardReading) -> Option<usize>,
+) -> Vec<Vec<(usize, usize)>> {
+    let gap_max = frames_of(HOLD_PIECES_GAP_MAX_S);
+    let piece_min = frames_of(HELD_FIRST_PIECE_MIN_S);
+    let (shimo_min, pause) = (frames_of(SHIMO_PIECE_MIN_S), frames_of(PAUSE_BEFORE_S));
+    readings
+        .iter()
+        .enumerate()
+        .map(|(k, r)| {
+            let mut ways = Vec::new();
+            if r.poem.is_some() {
+                return ways;
+            }
+            let earliest = r.kami_start_s - measure.hold - HOLD_RESTORED_S;
+            // The shimo-no-ku of the verse before must have been heard before the piece.
+            let shimo_from = k
+                .checked_sub(1)
+                .map(|j| frame_at(readings[j].kami_end_s + SHIMO_AFTER_S));
+            let end = frame_at(r.kami_end_s);
+            let mut cur = frame_at(r.kami_start_s);
+            for &(a, b) in held_runs.iter().rev() {
+                if b > cur {
+                    continue;
+                }
+                if cur - b > gap_max || frame_time(a) < earliest {
+                    break;
+                }
+                cur = a;
+                if b - a < piece_min || !tr.paused_before(a) {
+                    continue;
+                }
+                let after_shimo = shimo_from.is_none_or(|from| {
+                    a >= from
+                        && verse_runs
+                            .iter()
+                            .chain(held_runs)
+                            .any(|s| s.0 >= from && s.0 + pause <= a && s.1 - s.0 >= shimo_min)
+                });
+                if !after_shimo {
+                    continue;
+                }
+                ways.push((a, end));
+                let earlier = HeardReading {
+                    kami_start_s: frame_time(a),
+                    ..r.clone()
+                };
+                if let Some(cut) = run_on(&earlier).filter(|&c| c > a && c < end) {
+                    ways.push((a, cut));
+                }
+            }
+            ways
+        })
+        .collect()
+}

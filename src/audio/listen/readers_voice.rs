@@ -191,6 +191,46 @@ fn readers_kana(
     KanaTemplates { kana }
 }
 
+/// This recording's reader as the verses named so far teach it: the map of its voice into
+/// the templates' measure (`Adaptation`) and its own kana (`readers_kana`).
+pub(super) struct ReadersEar {
+    adaptation: Adaptation,
+    reader: KanaTemplates,
+}
+
+impl ReadersEar {
+    /// Taught by the verses `teachers` (the map) and by every verse named (the kana).
+    fn taught_by<'a>(
+        t: &KanaTemplates,
+        verses: &[(Verse, Naming)],
+        teachers: impl Iterator<Item = &'a (Verse, Naming)>,
+    ) -> Option<ReadersEar> {
+        let adaptation = Adaptation::taught_by(teachers)?;
+        let reader = readers_kana(t, verses, &adaptation, None);
+        Some(ReadersEar { adaptation, reader })
+    }
+
+    /// Taught by the verses named.
+    pub(super) fn of_named(t: &KanaTemplates, verses: &[(Verse, Naming)]) -> Option<ReadersEar> {
+        Self::taught_by(t, verses, verses.iter().filter(|(_, n)| n.poem.is_some()))
+    }
+
+    /// A verse matched in the templates' measure against the poems of `pool`; left null
+    /// there, named in the reader's own voice when that agrees with its closest match, or
+    /// stands out there twice as plainly as a naming must (OWN_VOICE_SCORE_MIN).
+    pub(super) fn name(&self, t: &KanaTemplates, v: &Verse, pool: &ReadPool) -> Naming {
+        let adapted = self.adaptation.verse(v);
+        let again = name_poem(&adapted, t, pool);
+        if again.poem.is_none() {
+            let own = name_poem(&adapted, &self.reader, pool);
+            if own_voice_names(&own, again.candidate) {
+                return Naming { voice: None, ..own };
+            }
+        }
+        again
+    }
+}
+
 /// Verses whose poem the templates could not tell are matched again in the reader's
 /// own measure (`Adaptation`), learnt from the verses named so far; only the poems no
 /// verse has been named are left to them. Each round learns from the verses the last
@@ -222,30 +262,19 @@ pub(super) fn rename_in_the_readers_voice(
             .enumerate()
             .filter(|(k, (_, n))| n.poem.is_some() || Some(*k) == surest)
             .map(|(_, x)| x);
-        let Some(adaptation) = Adaptation::taught_by(teachers) else {
+        let Some(ear) = ReadersEar::taught_by(t, verses, teachers) else {
             return;
         };
         let mut pool = ReadPool::new();
         for p in verses.iter().filter_map(|(_, n)| n.poem) {
             pool.mark_read(p);
         }
-        let reader = readers_kana(t, verses, &adaptation, None);
         let mut renamed = false;
         for (r, (v, n)) in out.iter_mut().zip(verses.iter_mut()) {
             if n.poem.is_some() {
                 continue;
             }
-            let adapted = adaptation.verse(v);
-            // Matched again in the templates' measure; a verse still left null there is
-            // named in the reader's own voice when that agrees with its closest match, or
-            // stands out there twice as plainly as a naming must (OWN_VOICE_SCORE_MIN).
-            let mut again = name_poem(&adapted, t, &pool);
-            if again.poem.is_none() {
-                let own = name_poem(&adapted, &reader, &pool);
-                if own_voice_names(&own, again.candidate) {
-                    again = Naming { voice: None, ..own };
-                }
-            }
+            let again = ear.name(t, v, &pool);
             if let Some(p) = again.poem {
                 pool.mark_read(p);
                 r.poem = Some(p);

@@ -864,3 +864,89 @@ fn a_verse_heard_from_the_second_piece_of_its_held_kana_is_named_again_from_the_
     ));
     assert_eq!(out, again);
 }
+
+#[test]
+fn a_verse_heard_late_that_ran_on_into_its_shimo_no_ku_is_named_from_its_first_piece() {
+    use crate::audio::templates::TEMPLATE_STEP;
+    let t = embedded();
+    let step = TEMPLATE_STEP;
+    // Five verses in a reader's voice a little off the templates, first kana held 1.1 s,
+    // each followed 0.2 s after by its shimo-no-ku (1.5 s of another poem's kana at pace).
+    // The third's held kana is broken under the murmur (a first piece of 0.35 s, a break
+    // of 0.4 s) and the verse is heard from the break on, run on into its shimo-no-ku: as
+    // long as a verse heard whole, so its hold does not look short.
+    let (piece, gap) = (frames_of(0.35), frames_of(0.4));
+    let nos = [1u8, 2, 3, 4, 5];
+    let shimo = verses_in_a_voice_of_its_own(&[90], 0.6)[0].frames.clone();
+    let mut ceps: Vec<[f32; CEPS]> = Vec::new();
+    let mut held_runs = Vec::new();
+    let mut heard = Vec::new();
+    let mut kami = Vec::new();
+    let quiet =
+        |ceps: &mut Vec<[f32; CEPS]>, n: usize| ceps.extend(std::iter::repeat_n([0.0f32; CEPS], n));
+    for (k, &no) in nos.iter().enumerate() {
+        quiet(&mut ceps, frames_of(2.0));
+        let a = ceps.len();
+        for f in verses_in_a_voice_of_its_own(&[no], 0.6)[0].frames.clone() {
+            ceps.extend(std::iter::repeat_n(f, step));
+        }
+        let end = ceps.len();
+        kami.push((a, end));
+        quiet(&mut ceps, frames_of(0.2));
+        let b = ceps.len();
+        for f in &shimo[110..110 + 150] {
+            ceps.extend(std::iter::repeat_n(*f, step));
+        }
+        if k == 2 {
+            ceps[a + piece..a + piece + gap].fill([0.0; CEPS]);
+            held_runs.push((a, a + piece));
+            held_runs.push((a + piece + gap, end));
+            heard.push((a + piece + gap, ceps.len()));
+        } else {
+            held_runs.push((a, end));
+            heard.push((a, end));
+        }
+        held_runs.push((b, ceps.len()));
+    }
+    quiet(&mut ceps, frames_of(2.0));
+    let n = ceps.len();
+    let mut voiced = vec![false; n];
+    for &(a, b) in &held_runs {
+        voiced[a..b].fill(true);
+    }
+    let mut tr = voiced_only(voiced);
+    tr.f.ceps = ceps;
+    let (mut out, mut verses) = first_pass(&tr.f, &heard);
+    rename_in_the_readers_voice(t, &mut out, &mut verses);
+    // Its kana out of place, the third verse names no poem.
+    assert_eq!(out[2].poem, None, "score {}", out[2].poem_score);
+    let before = out.clone();
+    assert!(reopen_unnamed(
+        &[],
+        16_000,
+        &tr,
+        (&held_runs, &held_runs),
+        t,
+        &mut out,
+        &mut verses
+    ));
+    // Opened at the first piece and named on its kami-no-ku; the others as they were.
+    assert_eq!(out[2].poem, Some(3));
+    assert_eq!(out[2].kami_start_s, round_ms(frame_time(kami[2].0)));
+    assert_eq!(verses[2].0.first_frame, kami[2].0);
+    for k in [0, 1, 3, 4] {
+        assert_eq!(out[k], before[k]);
+    }
+    // Every verse named: nothing is opened again.
+    let again = out.clone();
+    assert!(!reopen_unnamed(
+        &[],
+        16_000,
+        &tr,
+        (&held_runs, &held_runs),
+        t,
+        &mut out,
+        &mut verses
+    ));
+    assert_eq!(out, again);
+}
