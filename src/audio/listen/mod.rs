@@ -22,7 +22,7 @@ use self::naming::{name_poem, verse_frames, Naming, Verse};
 use self::opening::{
     broken_hold_openings, first_sound, join_broken_held, opening_flux_ratio, periodic_start,
     short_hold_openings, unnamed_earlier_openings, voiced_ceps_distance, ReadersMeasure,
-    SHORT_HOLD_FIT_S,
+    HOLD_SHORT_NAMED_S, SHORT_HOLD_FIT_S,
 };
 use self::readers_voice::{rename_in_the_readers_voice, second_opinion, ReadersEar};
 use super::features::{analyze, frame_at, frame_time, Frames, HOP_S};
@@ -422,16 +422,22 @@ pub fn heard_readings(
         &mut out,
         &mut verses,
     );
-    rename_in_the_readers_voice(templates, &mut out, &mut verses);
-    reopen_unnamed(
-        samples,
-        rate_hz,
-        &tr,
-        (&held_runs, &verse_runs),
-        templates,
-        &mut out,
-        &mut verses,
-    );
+    // Before the reader's voice names the verses left, and again after: a verse heard
+    // late may be named from its late start once the voice is learnt, yet start late.
+    for learnt in [false, true] {
+        if learnt {
+            rename_in_the_readers_voice(templates, &mut out, &mut verses);
+        }
+        reopen_unnamed(
+            samples,
+            rate_hz,
+            &tr,
+            (&held_runs, &verse_runs),
+            templates,
+            &mut out,
+            &mut verses,
+        );
+    }
     second_opinion(templates, &mut out, &verses);
     // A verse that ran on over a short pause into its own shimo-no-ku ends at that pause.
     if let Some(measure) = ReadersMeasure::of(&out) {
@@ -494,8 +500,10 @@ fn named_but(out: &[HeardReading], k: usize) -> ReadPool {
 /// Each verse heard from the second piece of its broken held kana
 /// (`broken_hold_openings`, in the reader's measure of `out`) opened at the first piece,
 /// and named again with it against the poems not named for another verse: named on the
-/// frames without its first kana, it may have been matched to another poem. True when
-/// any verse was.
+/// frames without its first kana, it may have been matched to another poem. A verse
+/// short of the reader's hold by less than plainly tells (`HOLD_SHORT_NAMED_S`), or
+/// opened at a flicker, is moved only when the poem named with the piece is the one named
+/// without it, or stands out better. True when any verse was.
 fn reopen_broken_holds(
     samples: &[f32],
     rate_hz: u32,
@@ -509,16 +517,30 @@ fn reopen_broken_holds(
         return false;
     };
     let mut any = false;
-    let restored = broken_hold_openings(tr, held_runs, out, &m);
+    let restored = broken_hold_openings(tr, held_runs, out, &m, HOLD_SHORT_NAMED_S);
     for (k, a) in restored.into_iter().enumerate() {
-        let Some(a) = a else { continue };
+        let Some((a, plain)) = a else { continue };
         let start = first_sound(tr, a, frames_of(CONSONANT_BACK_S));
         let verse = Verse {
             frames: verse_frames(&tr.f, start, frame_at(out[k].kami_end_s)),
             first_frame: start,
             start_s: first_sound_s(samples, rate_hz, tr, a),
         };
-        let named = name_poem(&verse, templates, &named_but(out, k));
+        let pool = named_but(out, k);
+        let named = name_poem(&verse, templates, &pool);
+        if !plain {
+            // Short within a reader's spread and a break's, or opened at a flicker: moved
+            // only when its poem, heard with the piece, stands out better than as heard.
+            let as_heard = name_poem(&verses[k].0, templates, &pool);
+            // Named the same with the piece as without, or more plainly.
+            let same_poem = out[k].poem.is_none_or(|p| named.poem == Some(p));
+            let kept = named.poem.is_some()
+                && same_poem
+                && (named.poem == as_heard.poem || named.score > as_heard.score);
+            if !kept {
+                continue;
+            }
+        }
         out[k] = HeardReading::of_verse(out[k].seq, &named, verse.start_s, out[k].kami_end_s);
         verses[k] = (verse, named);
         any = true;

@@ -227,7 +227,14 @@ pub(super) fn first_sound(tr: &Tracks, voiced_start: usize, back: usize) -> usiz
 /// a later piece of its held kana, broken under the murmur or too soft to be voiced (on
 /// the tuning recordings no verse heard from its start fell this short; the four heard
 /// 0.7-1.0 s late fell 0.88-1.02 s short) ...
-const HOLD_SHORT_S: f64 = 0.6;
+pub(super) const HOLD_SHORT_S: f64 = 0.6;
+/// A verse whose hold is this much short, but less than HOLD_SHORT_S, may also have been
+/// heard late (Kokoro `jf_alpha`'s held い in a loud hall, its first 25-30 ms voiced and
+/// the next 0.4 s lost under the murmur, fell 0.45-0.55 s short), but so do 35 of the
+/// 1,455 tuning verses heard from their start: such a verse, and one whose earlier piece
+/// is only a flicker, opens at it only when its poem, heard with it, is the same or
+/// stands out better (`listen::reopen_broken_holds`).
+pub(super) const HOLD_SHORT_NAMED_S: f64 = 0.4;
 /// ... and opens at an earlier piece when that brings its hold within this of the median.
 const HOLD_RESTORED_S: f64 = 0.35;
 /// The median hold is measured on at least this many verses aligned to a poem.
@@ -283,7 +290,7 @@ impl ReadersMeasure {
 }
 
 /// Verses heard from the second piece of a broken held kana, measured against the
-/// reader's own hold in this recording (`measure`, `HOLD_SHORT_S`): for each such verse, the first
+/// reader's own hold in this recording (`measure`, at least `short_min` short): for each such verse, the first
 /// frame of the earlier piece it opens at. That piece follows a pause (`PAUSE_BEFORE_S`
 /// without a voiced frame), lies after the verse before, is joined to the verse's first
 /// sound by pieces (`held_runs`) with breaks of at most `HOLD_PIECES_GAP_MAX_S`, and
@@ -293,7 +300,8 @@ pub(super) fn broken_hold_openings(
     held_runs: &[(usize, usize)],
     readings: &[HeardReading],
     measure: &ReadersMeasure,
-) -> Vec<Option<usize>> {
+    short_min: f64,
+) -> Vec<Option<(usize, bool)>> {
     let (median, hold) = (measure.hold, |r: &HeardReading| measure.hold_of(r));
     let gap_max = frames_of(HOLD_PIECES_GAP_MAX_S);
     let piece_min = frames_of(HOLD_PIECE_MIN_S);
@@ -302,18 +310,16 @@ pub(super) fn broken_hold_openings(
         .enumerate()
         .map(|(k, r)| {
             let short = median - hold(r)?;
-            if short < HOLD_SHORT_S {
+            if short < short_min {
                 return None;
             }
             let earliest = r.kami_start_s - short - HOLD_RESTORED_S;
             let latest = r.kami_start_s - short + HOLD_RESTORED_S;
-            let after = k
-                .checked_sub(1)
-                .map_or(0.0, |j| readings[j].kami_end_s)
-                .max(earliest);
+            let end_before = k.checked_sub(1).map(|j| readings[j].kami_end_s);
+            let after = end_before.unwrap_or(0.0).max(earliest);
             // Walk back from the verse's first sound over the pieces before it.
             let mut cur = frame_at(r.kami_start_s);
-            let mut found = None;
+            let (mut plain, mut any) = (None, None);
             for &(a, b) in held_runs.iter().rev() {
                 if b > cur {
                     continue;
@@ -321,16 +327,20 @@ pub(super) fn broken_hold_openings(
                 if cur - b > gap_max || frame_time(a) < after {
                     break;
                 }
-                // Flickers too short to be a piece carry the walk, never open the verse.
                 cur = a;
-                if b - a < piece_min {
-                    continue;
-                }
                 if tr.paused_before(a) && frame_time(a) <= latest {
-                    found = Some(a);
+                    // Where the poem is to decide, never at the shimo-no-ku before.
+                    if end_before.is_none_or(|e| after_its_shimo(held_runs.iter(), e, a)) {
+                        any = Some(a);
+                    }
+                    // Flickers too short to be a piece carry the walk, and open the verse
+                    // only where its poem says so.
+                    if b - a >= piece_min && short >= HOLD_SHORT_S {
+                        plain = Some(a);
+                    }
                 }
             }
-            found
+            plain.map(|a| (a, true)).or(any.map(|a| (a, false)))
         })
         .collect()
 }
@@ -345,6 +355,19 @@ const KAMI_UNITS_MIN: usize = 17;
 /// after its end, is its shimo-no-ku, s.
 const SHIMO_PIECE_MIN_S: f64 = 0.06;
 const SHIMO_AFTER_S: f64 = 0.12;
+
+/// Speech from frame `a` lies after the shimo-no-ku of a verse that ended at `end_s`: a
+/// run (of `runs`) of SHIMO_PIECE_MIN_S or more starts SHIMO_AFTER_S or more after that
+/// end and a pause before `a`.
+fn after_its_shimo<'a>(
+    mut runs: impl Iterator<Item = &'a (usize, usize)>,
+    end_s: f64,
+    a: usize,
+) -> bool {
+    let from = frame_at(end_s + SHIMO_AFTER_S);
+    let (shimo_min, pause) = (frames_of(SHIMO_PIECE_MIN_S), frames_of(PAUSE_BEFORE_S));
+    a >= from && runs.any(|s| s.0 >= from && s.0 + pause <= a && s.1 - s.0 >= shimo_min)
+}
 
 /// Verses the first pass did not hear because their held kana was heard only in part: a
 /// first piece at least HELD_FIRST_PIECE_MIN_S long (short of HELD_MIN_S), then the
@@ -432,7 +455,6 @@ pub(super) fn unnamed_earlier_openings(
 ) -> Vec<Vec<(usize, usize)>> {
     let gap_max = frames_of(HOLD_PIECES_GAP_MAX_S);
     let piece_min = frames_of(HELD_FIRST_PIECE_MIN_S);
-    let (shimo_min, pause) = (frames_of(SHIMO_PIECE_MIN_S), frames_of(PAUSE_BEFORE_S));
     readings
         .iter()
         .enumerate()
@@ -443,9 +465,7 @@ pub(super) fn unnamed_earlier_openings(
             }
             let earliest = r.kami_start_s - measure.hold - HOLD_RESTORED_S;
             // The shimo-no-ku of the verse before must have been heard before the piece.
-            let shimo_from = k
-                .checked_sub(1)
-                .map(|j| frame_at(readings[j].kami_end_s + SHIMO_AFTER_S));
+            let end_before = k.checked_sub(1).map(|j| readings[j].kami_end_s);
             let end = frame_at(r.kami_end_s);
             let mut cur = frame_at(r.kami_start_s);
             for &(a, b) in held_runs.iter().rev() {
@@ -459,13 +479,8 @@ pub(super) fn unnamed_earlier_openings(
                 if b - a < piece_min || !tr.paused_before(a) {
                     continue;
                 }
-                let after_shimo = shimo_from.is_none_or(|from| {
-                    a >= from
-                        && verse_runs
-                            .iter()
-                            .chain(held_runs)
-                            .any(|s| s.0 >= from && s.0 + pause <= a && s.1 - s.0 >= shimo_min)
-                });
+                let after_shimo = end_before
+                    .is_none_or(|e| after_its_shimo(verse_runs.iter().chain(held_runs), e, a));
                 if !after_shimo {
                     continue;
                 }
