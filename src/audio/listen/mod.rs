@@ -349,15 +349,9 @@ pub fn heard_readings(
         if opens_unheld && shimo_due {
             continue;
         }
-        let start = first_sound(&tr, start_voiced, frames_of(CONSONANT_BACK_S));
-        let kami_start_s = first_sound_s(samples, rate_hz, &tr, start_voiced);
-        let kami_end_s = frame_time(vb);
+        let verse = verse_opened_at(samples, rate_hz, &tr, start_voiced, vb);
+        let (kami_start_s, kami_end_s) = (verse.start_s, frame_time(vb));
         let seq = out.len() as u32 + 1;
-        let verse = Verse {
-            frames: verse_frames(&tr.f, start, vb),
-            first_frame: start,
-            start_s: kami_start_s,
-        };
         let named = name_poem(&verse, templates, &pool);
         if (shimo_due || opens_unheld) && named.poem.is_none() {
             continue;
@@ -388,13 +382,8 @@ pub fn heard_readings(
     // A verse whose held kana was heard only in part, found in the reader's measure.
     if let Some(m) = ReadersMeasure::of(&out) {
         for (a, end) in short_hold_openings(&tr, &held_runs, &verse_runs, &out, &m) {
-            let start = first_sound(&tr, a, frames_of(CONSONANT_BACK_S));
-            let start_s = first_sound_s(samples, rate_hz, &tr, a);
-            let verse = Verse {
-                frames: verse_frames(&tr.f, start, end),
-                first_frame: start,
-                start_s,
-            };
+            let verse = verse_opened_at(samples, rate_hz, &tr, a, end);
+            let start_s = verse.start_s;
             let named = name_poem(&verse, templates, &pool);
             let len = frame_time(end) - start_s;
             let Some(p) = named.poem else { continue };
@@ -497,6 +486,17 @@ fn named_but(out: &[HeardReading], k: usize) -> ReadPool {
     pool
 }
 
+/// The verse whose speech turns voiced at frame `a` (its first sound found back from
+/// there, `first_sound`) and ends at frame `end`, as it is named.
+fn verse_opened_at(samples: &[f32], rate_hz: u32, tr: &Tracks, a: usize, end: usize) -> Verse {
+    let start = first_sound(tr, a, frames_of(CONSONANT_BACK_S));
+    Verse {
+        frames: verse_frames(&tr.f, start, end),
+        first_frame: start,
+        start_s: first_sound_s(samples, rate_hz, tr, a),
+    }
+}
+
 /// Each verse heard from the second piece of its broken held kana
 /// (`broken_hold_openings`, in the reader's measure of `out`) opened at the first piece,
 /// and named again with it against the poems not named for another verse: named on the
@@ -520,12 +520,7 @@ fn reopen_broken_holds(
     let restored = broken_hold_openings(tr, held_runs, out, &m, HOLD_SHORT_NAMED_S);
     for (k, a) in restored.into_iter().enumerate() {
         let Some((a, plain)) = a else { continue };
-        let start = first_sound(tr, a, frames_of(CONSONANT_BACK_S));
-        let verse = Verse {
-            frames: verse_frames(&tr.f, start, frame_at(out[k].kami_end_s)),
-            first_frame: start,
-            start_s: first_sound_s(samples, rate_hz, tr, a),
-        };
+        let verse = verse_opened_at(samples, rate_hz, tr, a, frame_at(out[k].kami_end_s));
         let pool = named_but(out, k);
         let named = name_poem(&verse, templates, &pool);
         if !plain {
@@ -588,12 +583,7 @@ fn reopen_unnamed(
         let heard = ear.name(templates, &verses[k].0, &others).score;
         let mut best: Option<(Verse, Naming, usize)> = None;
         for (a, end) in ways {
-            let start = first_sound(tr, a, frames_of(CONSONANT_BACK_S));
-            let verse = Verse {
-                frames: verse_frames(&tr.f, start, end),
-                first_frame: start,
-                start_s: first_sound_s(samples, rate_hz, tr, a),
-            };
+            let verse = verse_opened_at(samples, rate_hz, tr, a, end);
             let named = ear.name(templates, &verse, &others);
             if named.poem.is_some()
                 && named.score > heard

@@ -289,6 +289,30 @@ impl ReadersMeasure {
     }
 }
 
+/// The runs (`held_runs`, in order) a verse heard from frame `from` may have opened at,
+/// walking back from it: each joined to the one after by a break of at most
+/// `HOLD_PIECES_GAP_MAX_S`, none starting before `after_s`; the nearest first. Flickers
+/// are among them: they carry the walk.
+fn pieces_back(
+    held_runs: &[(usize, usize)],
+    from: usize,
+    after_s: f64,
+) -> impl Iterator<Item = (usize, usize)> + '_ {
+    let gap_max = frames_of(HOLD_PIECES_GAP_MAX_S);
+    held_runs
+        .iter()
+        .rev()
+        .copied()
+        .skip_while(move |&(_, b)| b > from)
+        .scan(from, move |cur, (a, b)| {
+            if cur.saturating_sub(b) > gap_max || frame_time(a) < after_s {
+                return None;
+            }
+            *cur = a;
+            Some((a, b))
+        })
+}
+
 /// Verses heard from the second piece of a broken held kana, measured against the
 /// reader's own hold in this recording (`measure`, at least `short_min` short): for each such verse, the first
 /// frame of the earlier piece it opens at. That piece follows a pause (`PAUSE_BEFORE_S`
@@ -303,7 +327,6 @@ pub(super) fn broken_hold_openings(
     short_min: f64,
 ) -> Vec<Option<(usize, bool)>> {
     let (median, hold) = (measure.hold, |r: &HeardReading| measure.hold_of(r));
-    let gap_max = frames_of(HOLD_PIECES_GAP_MAX_S);
     let piece_min = frames_of(HOLD_PIECE_MIN_S);
     readings
         .iter()
@@ -318,16 +341,8 @@ pub(super) fn broken_hold_openings(
             let end_before = k.checked_sub(1).map(|j| readings[j].kami_end_s);
             let after = end_before.unwrap_or(0.0).max(earliest);
             // Walk back from the verse's first sound over the pieces before it.
-            let mut cur = frame_at(r.kami_start_s);
             let (mut plain, mut any) = (None, None);
-            for &(a, b) in held_runs.iter().rev() {
-                if b > cur {
-                    continue;
-                }
-                if cur - b > gap_max || frame_time(a) < after {
-                    break;
-                }
-                cur = a;
+            for (a, b) in pieces_back(held_runs, frame_at(r.kami_start_s), after) {
                 if tr.paused_before(a) && frame_time(a) <= latest {
                     // Where the poem is to decide, never at the shimo-no-ku before.
                     if end_before.is_none_or(|e| after_its_shimo(held_runs.iter(), e, a)) {
@@ -453,7 +468,6 @@ pub(super) fn unnamed_earlier_openings(
     measure: &ReadersMeasure,
     run_on: impl Fn(&HeardReading) -> Option<usize>,
 ) -> Vec<Vec<(usize, usize)>> {
-    let gap_max = frames_of(HOLD_PIECES_GAP_MAX_S);
     let piece_min = frames_of(HELD_FIRST_PIECE_MIN_S);
     readings
         .iter()
@@ -467,15 +481,7 @@ pub(super) fn unnamed_earlier_openings(
             // The shimo-no-ku of the verse before must have been heard before the piece.
             let end_before = k.checked_sub(1).map(|j| readings[j].kami_end_s);
             let end = frame_at(r.kami_end_s);
-            let mut cur = frame_at(r.kami_start_s);
-            for &(a, b) in held_runs.iter().rev() {
-                if b > cur {
-                    continue;
-                }
-                if cur - b > gap_max || frame_time(a) < earliest {
-                    break;
-                }
-                cur = a;
+            for (a, b) in pieces_back(held_runs, frame_at(r.kami_start_s), earliest) {
                 if b - a < piece_min || !tr.paused_before(a) {
                     continue;
                 }
