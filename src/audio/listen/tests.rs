@@ -821,46 +821,66 @@ fn a_verse_run_on_into_its_shimo_no_ku_is_named_again_on_its_kami_no_ku() {
     );
 }
 
-#[test]
-fn a_verse_heard_from_the_second_piece_of_its_held_kana_is_named_again_from_the_first() {
+/// Five verses (poems 1-5) in a reader's voice a little off the templates, 2 s apart,
+/// first kana held 1.1 s, the third's held kana broken under the murmur (a first piece
+/// of 0.35 s, a break of 0.4 s) and heard from the break on; with `shimo`, each followed
+/// 0.2 s after by its shimo-no-ku (1.5 s of another poem's kana at pace), the third run
+/// on into it as heard. The tracks, the held runs, the spans heard and each verse's
+/// kami-no-ku.
+fn five_verses_third_broken(shimo: bool) -> (Tracks, Runs, Runs, Runs) {
     use crate::audio::templates::TEMPLATE_STEP;
-    let t = embedded();
     let step = TEMPLATE_STEP;
-    // Five verses in a reader's voice a little off the templates, first kana held 1.1 s;
-    // the third's held kana broken under the murmur: a first piece of 0.35 s, a break of
-    // 0.4 s, and the rest of the verse heard from there.
     let (piece, gap) = (frames_of(0.35), frames_of(0.4));
-    let nos = [1u8, 2, 3, 4, 5];
+    let other = verses_in_a_voice_of_its_own(&[90], 0.6)[0].frames.clone();
     let mut ceps: Vec<[f32; CEPS]> = Vec::new();
-    let mut held_runs = Vec::new();
-    let mut heard = Vec::new();
+    let (mut held_runs, mut heard, mut kami) = (Vec::new(), Vec::new(), Vec::new());
     let quiet =
         |ceps: &mut Vec<[f32; CEPS]>, n: usize| ceps.extend(std::iter::repeat_n([0.0f32; CEPS], n));
-    for (k, &no) in nos.iter().enumerate() {
+    for (k, no) in (1u8..=5).enumerate() {
         quiet(&mut ceps, frames_of(2.0));
         let a = ceps.len();
         for f in verses_in_a_voice_of_its_own(&[no], 0.6)[0].frames.clone() {
             ceps.extend(std::iter::repeat_n(f, step));
         }
         let end = ceps.len();
+        kami.push((a, end));
+        let mut shimo_run = None;
+        if shimo {
+            quiet(&mut ceps, frames_of(0.2));
+            let b = ceps.len();
+            for f in &other[110..110 + 150] {
+                ceps.extend(std::iter::repeat_n(*f, step));
+            }
+            shimo_run = Some((b, ceps.len()));
+        }
         if k == 2 {
             ceps[a + piece..a + piece + gap].fill([0.0; CEPS]);
             held_runs.push((a, a + piece));
             held_runs.push((a + piece + gap, end));
-            heard.push((a + piece + gap, end));
+            heard.push((a + piece + gap, shimo_run.map_or(end, |r| r.1)));
         } else {
             held_runs.push((a, end));
             heard.push((a, end));
         }
+        held_runs.extend(shimo_run);
     }
     quiet(&mut ceps, frames_of(2.0));
-    let n = ceps.len();
-    let mut voiced = vec![false; n];
+    let mut voiced = vec![false; ceps.len()];
     for &(a, b) in &held_runs {
         voiced[a..b].fill(true);
     }
     let mut tr = voiced_only(voiced);
     tr.f.ceps = ceps;
+    (tr, held_runs, heard, kami)
+}
+
+#[test]
+fn a_verse_heard_from_the_second_piece_of_its_held_kana_is_named_again_from_the_first() {
+    let t = embedded();
+    // Five verses in a reader's voice a little off the templates, first kana held 1.1 s;
+    // the third's held kana broken under the murmur: a first piece of 0.35 s, a break of
+    // 0.4 s, and the rest of the verse heard from there.
+    let (tr, held_runs, heard, _) = five_verses_third_broken(false);
     // The first pass: each verse named in turn from where it was heard.
     let (mut out, mut verses) = first_pass(&tr.f, &heard);
     let before = out.clone();
@@ -914,55 +934,13 @@ fn a_verse_heard_from_the_second_piece_of_its_held_kana_is_named_again_from_the_
 
 #[test]
 fn a_verse_heard_late_that_ran_on_into_its_shimo_no_ku_is_named_from_its_first_piece() {
-    use crate::audio::templates::TEMPLATE_STEP;
     let t = embedded();
-    let step = TEMPLATE_STEP;
     // Five verses in a reader's voice a little off the templates, first kana held 1.1 s,
     // each followed 0.2 s after by its shimo-no-ku (1.5 s of another poem's kana at pace).
     // The third's held kana is broken under the murmur (a first piece of 0.35 s, a break
     // of 0.4 s) and the verse is heard from the break on, run on into its shimo-no-ku: as
     // long as a verse heard whole, so its hold does not look short.
-    let (piece, gap) = (frames_of(0.35), frames_of(0.4));
-    let nos = [1u8, 2, 3, 4, 5];
-    let shimo = verses_in_a_voice_of_its_own(&[90], 0.6)[0].frames.clone();
-    let mut ceps: Vec<[f32; CEPS]> = Vec::new();
-    let mut held_runs = Vec::new();
-    let mut heard = Vec::new();
-    let mut kami = Vec::new();
-    let quiet =
-        |ceps: &mut Vec<[f32; CEPS]>, n: usize| ceps.extend(std::iter::repeat_n([0.0f32; CEPS], n));
-    for (k, &no) in nos.iter().enumerate() {
-        quiet(&mut ceps, frames_of(2.0));
-        let a = ceps.len();
-        for f in verses_in_a_voice_of_its_own(&[no], 0.6)[0].frames.clone() {
-            ceps.extend(std::iter::repeat_n(f, step));
-        }
-        let end = ceps.len();
-        kami.push((a, end));
-        quiet(&mut ceps, frames_of(0.2));
-        let b = ceps.len();
-        for f in &shimo[110..110 + 150] {
-            ceps.extend(std::iter::repeat_n(*f, step));
-        }
-        if k == 2 {
-            ceps[a + piece..a + piece + gap].fill([0.0; CEPS]);
-            held_runs.push((a, a + piece));
-            held_runs.push((a + piece + gap, end));
-            heard.push((a + piece + gap, ceps.len()));
-        } else {
-            held_runs.push((a, end));
-            heard.push((a, end));
-        }
-        held_runs.push((b, ceps.len()));
-    }
-    quiet(&mut ceps, frames_of(2.0));
-    let n = ceps.len();
-    let mut voiced = vec![false; n];
-    for &(a, b) in &held_runs {
-        voiced[a..b].fill(true);
-    }
-    let mut tr = voiced_only(voiced);
-    tr.f.ceps = ceps;
+    let (tr, held_runs, heard, kami) = five_verses_third_broken(true);
     let (mut out, mut verses) = first_pass(&tr.f, &heard);
     rename_in_the_readers_voice(t, &mut out, &mut verses);
     // Its kana out of place, the third verse names no poem.
