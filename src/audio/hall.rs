@@ -92,7 +92,11 @@ pub fn add_hall(
     // Murmur: band 150-2500 Hz noise whose level swells over seconds.
     let mut lo = OnePole::new(2500.0, rate);
     let mut hi = OnePole::new(150.0, rate);
+    // The swell starts at its mean: the hall is as loud in the recording's first moments
+    // as later (from silence it took some 0.3 s to rise, and a verse read then was heard
+    // against a murmur quieter than its own).
     let mut swell = OnePole::new(0.5, rate);
+    swell.y = 1.0;
     let mut band = vec![0.0f32; track.len()];
     let mut env = 1.0f32;
     for (i, b) in band.iter_mut().enumerate() {

@@ -21,10 +21,16 @@ const SHIMO_LAST_HELD_S: (f64, f64) = (0.6, 1.2);
 /// When onsets are missing: the contract's tempo model (first kana held, then a pace).
 const FIRST_KANA_HELD_S: f64 = 1.1;
 const KAMI_MORA_S: f64 = 0.25;
-/// Share of a clip (at most CONSONANT_KEPT_MAX_S) kept as it is when a kana is stretched:
-/// the consonant and the transition; only the vowel after it is drawn out.
-const CONSONANT_SHARE: f64 = 0.3;
-const CONSONANT_KEPT_MAX_S: f64 = 0.08;
+/// When a kana is stretched its consonant and the rise into its vowel are kept as they
+/// are, and only the vowel is drawn out, as a reader holds a kana: the part kept ends
+/// where the clip's level (RMS over LEVEL_WINDOW_S) first reaches this share of its
+/// loudest, the vowel's body. (A fixed share of the clip, at most 80 ms, drew out the
+/// end of long consonants: an espeak voice's つ reaches its vowel 170-195 ms into its
+/// clip, and a held つ's consonant came out 0.2 s long.)
+const VOWEL_LEVEL_SHARE: f32 = 0.5;
+const LEVEL_WINDOW_S: f64 = 0.01;
+/// At most this share of a clip is kept as it is.
+const KEPT_SHARE_MAX: f64 = 0.6;
 /// Fade at the end of each kana, so slots join without a click.
 const KANA_FADE_S: f64 = 0.006;
 
@@ -153,13 +159,32 @@ fn place(clip: &[f32], t0_s: f64, t1_s: f64, track: &mut [f32], rate: f64) {
 /// A kana's clip made `out_len` samples long: the consonant part kept, the vowel drawn
 /// out or shortened (WSOLA); a clip much longer than its slot is shortened whole.
 pub fn stretch_kana(clip: &[f32], out_len: usize, rate: f64) -> Vec<f32> {
-    let keep = ((clip.len() as f64 * CONSONANT_SHARE).min(CONSONANT_KEPT_MAX_S * rate)) as usize;
+    let keep = vowel_body_at(clip, rate).min((clip.len() as f64 * KEPT_SHARE_MAX) as usize);
     if out_len <= keep + keep / 2 || clip.len() <= keep + 64 {
         return wsola(clip, out_len);
     }
     let mut out = clip[..keep].to_vec();
     out.extend(wsola(&clip[keep..], out_len - keep));
     out
+}
+
+/// The first sample of a clip's vowel body: the start of the first window (LEVEL_WINDOW_S,
+/// a quarter window apart) whose RMS reaches VOWEL_LEVEL_SHARE of the loudest window's.
+fn vowel_body_at(clip: &[f32], rate: f64) -> usize {
+    let w = ((LEVEL_WINDOW_S * rate) as usize).max(1);
+    let hop = (w / 4).max(1);
+    let rms = |i: usize| {
+        let s = &clip[i..(i + w).min(clip.len())];
+        (s.iter().map(|v| v * v).sum::<f32>() / s.len() as f32).sqrt()
+    };
+    let starts: Vec<usize> = (0..clip.len()).step_by(hop).collect();
+    let levels: Vec<f32> = starts.iter().map(|&i| rms(i)).collect();
+    let loudest = levels.iter().copied().fold(0.0f32, f32::max);
+    starts
+        .iter()
+        .zip(&levels)
+        .find(|(_, &l)| l >= VOWEL_LEVEL_SHARE * loudest)
+        .map_or(0, |(&i, _)| i)
 }
 
 /// Waveform-similarity overlap-add: `x` played at another speed, same pitch.
@@ -229,4 +254,44 @@ pub fn wsola(x: &[f32], out_len: usize) -> Vec<f32> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A kana clip at 48 kHz: `consonant_s` of a soft hiss, then a loud vowel (a 220 Hz
+    /// tone) for the rest of `len_s`.
+    fn clip(consonant_s: f64, len_s: f64) -> Vec<f32> {
+        let rate = 48_000.0;
+        (0..(len_s * rate) as usize)
+            .map(|i| {
+                let t = i as f64 / rate;
+                if t < consonant_s {
+                    0.02 * if i % 2 == 0 { 1.0 } else { -1.0 }
+                } else {
+                    0.5 * (2.0 * std::f64::consts::PI * 220.0 * t).sin() as f32
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_held_kana_keeps_its_consonant_and_draws_out_its_vowel() {
+        let rate = 48_000.0;
+        for consonant_s in [0.03, 0.12, 0.18] {
+            let c = clip(consonant_s, 0.8);
+            let held = stretch_kana(&c, (1.1 * rate) as usize, rate);
+            assert_eq!(held.len(), (1.1 * rate) as usize);
+            // The vowel starts where it does in the clip: the first loud sample.
+            let loud = |x: &[f32]| x.iter().position(|v| v.abs() > 0.1).unwrap();
+            let (in_clip, in_held) = (loud(&c), loud(&held));
+            assert!(
+                in_held.abs_diff(in_clip) as f64 / rate < 0.005,
+                "consonant {consonant_s} s: vowel at {:.3} s held, {:.3} s in the clip",
+                in_held as f64 / rate,
+                in_clip as f64 / rate
+            );
+        }
+    }
 }
