@@ -279,7 +279,14 @@ pub fn heard_readings(
         let Some(k) = verse_runs.iter().position(|r| r.0 <= a && a < r.1) else {
             continue;
         };
-        let (va, mut vb) = verse_runs[k];
+        let va = verse_runs[k].0;
+        // A held kana joined over its breaks (`join_broken_held`) may break for longer
+        // than speech inside a verse pauses: its verse runs on from its last piece.
+        let k = verse_runs[k..]
+            .iter()
+            .position(|r| r.0 < b && b <= r.1)
+            .map_or(k, |j| k + j);
+        let mut vb = verse_runs[k].1;
         if ((vb - a) as f64) * HOP_S < KAMI_MIN_S {
             // Cut short by a pause a little too long for a verse: carried over it to the
             // speech after, unless that speech opens a verse of its own.
