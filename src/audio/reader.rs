@@ -173,12 +173,11 @@ pub fn stretch_kana(clip: &[f32], out_len: usize, rate: f64) -> Vec<f32> {
 fn vowel_body_at(clip: &[f32], rate: f64) -> usize {
     let w = ((LEVEL_WINDOW_S * rate) as usize).max(1);
     let hop = (w / 4).max(1);
-    let rms = |i: usize| {
-        let s = &clip[i..(i + w).min(clip.len())];
-        (s.iter().map(|v| v * v).sum::<f32>() / s.len() as f32).sqrt()
-    };
     let starts: Vec<usize> = (0..clip.len()).step_by(hop).collect();
-    let levels: Vec<f32> = starts.iter().map(|&i| rms(i)).collect();
+    let levels: Vec<f32> = starts
+        .iter()
+        .map(|&i| super::voice::rms(&clip[i..(i + w).min(clip.len())]))
+        .collect();
     let loudest = levels.iter().copied().fold(0.0f32, f32::max);
     starts
         .iter()
