@@ -160,6 +160,59 @@ fn a_poem_heard_only_as_the_closest_match_with_nothing_taken_goes_to_review() {
 }
 
 #[test]
+fn a_wrong_guess_nobody_took_leaves_the_count_and_later_readings_as_they_were() {
+    let (layout, readings, events) = example();
+    let (want, want_result) = adjudicate(&layout, &readings, &events);
+    // A reading where nothing was taken nor fouled, whose card was not in play (a dead
+    // card): the sound guessed instead a card in play that is taken in a later reading.
+    let k = want
+        .iter()
+        .position(|r| {
+            r.needs_review.is_none() && r.take.is_none() && r.fouls.is_empty() && !r.card.in_play
+        })
+        .unwrap();
+    let later = want[k + 1..]
+        .iter()
+        .find(|r| r.take.is_some() && r.card.in_play)
+        .unwrap();
+    let mut heard = readings.clone();
+    heard[k].poem = later.poem;
+    let (got, result) = judged_with_unsure_poem(&layout, heard, events, readings[k].seq);
+    assert_eq!(got.len(), want.len());
+    for (g, r) in got.iter().zip(&want) {
+        if g.seq == readings[k].seq {
+            assert_eq!(g.poem, later.poem);
+            assert_eq!(g.take, None);
+            // The guessed card stays in the count.
+            assert_eq!(g.cards_after, r.cards_after);
+            // The guess is what the ruling is sent to review for, before anything else
+            // (here: nobody touched the guessed card, which was in play).
+            let review = g.needs_review.as_ref().expect("marked for review");
+            assert!(
+                review
+                    .reason
+                    .starts_with("poem heard only as the closest match"),
+                "{}",
+                review.reason
+            );
+            assert!(
+                review.reason.contains("nobody touched"),
+                "{}",
+                review.reason
+            );
+        } else {
+            // The guessed poem, read later, is ruled as on the true readings. (The
+            // kimari-ji may be longer: the dead card truly read was never heard.)
+            assert_eq!((g.poem, &g.card, &g.take), (r.poem, &r.card, &r.take));
+            assert_eq!((&g.fouls, &g.sends), (&r.fouls, &r.sends));
+            assert_eq!(g.cards_after, r.cards_after, "seq {}", g.seq);
+            assert_eq!(g.needs_review, r.needs_review, "seq {}", g.seq);
+        }
+    }
+    assert_eq!(result, want_result);
+}
+
+#[test]
 fn a_poem_heard_only_as_the_closest_match_with_a_stray_first_touch_goes_to_review() {
     use karuta_referee::rules::{Event, EventKind, Hand, Player};
     let (layout, readings, mut events) = example();

@@ -260,7 +260,14 @@ impl Windows {
             (!passes.is_empty()).then(|| self.referee.clone().judge(&r, &all).fouls);
         // The engine before this reading, to rule it again with touches read otherwise.
         let before = (self.hands_seen && self.fingertip_touches).then(|| self.referee.clone());
-        let mut ruling = self.referee.judge(&r, &window);
+        // A poem the sound could only guess, with no card taken to tell it: a wrong guess
+        // must take no card out of the count (`Referee::judge_guess`).
+        let guessed = unsure.is_some() && !from_card;
+        let mut ruling = if guessed {
+            self.referee.judge_guess(&r, &window)
+        } else {
+            self.referee.judge(&r, &window)
+        };
         if self.hands_seen {
             mark_undriven_take(&mut ruling, &window);
             mark_other_hand(&mut ruling, self.declared_lead);
@@ -303,7 +310,17 @@ impl Windows {
                 ruling.why
             );
         }
-        if let Some(reason) = unsure.or_else(|| self.named_by_reading.get(&r.poem).cloned()) {
+        if let Some(reason) = unsure {
+            // What the ruling rests on first: whatever else it is sent for follows.
+            let reason = match ruling.needs_review.take() {
+                Some(other) => format!("{reason}; and {}", other.reason),
+                None => reason,
+            };
+            ruling.needs_review = Some(Review {
+                reason,
+                what: ReviewWhat::UnknownCard,
+            });
+        } else if let Some(reason) = self.named_by_reading.get(&r.poem).cloned() {
             if ruling.needs_review.is_none() {
                 ruling.needs_review = Some(Review {
                     reason,

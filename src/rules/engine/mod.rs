@@ -266,8 +266,22 @@ impl Referee {
     /// card's place, touches, outs, sends), then `rule_take` (17-19, 21), `rule_fouls`
     /// (21-23, 24, 25-3) and `rule_sends` (25-26); `close` counts the cards (1).
     pub fn judge(&mut self, r: &Reading, events: &[Event]) -> Ruling {
+        self.rule(r, events, false)
+    }
+
+    /// Rules a reading whose poem is only a guess (the sound's closest match, with no card
+    /// taken to confirm it) as a reading of that poem, except that when nobody takes it,
+    /// its card stays where it lies: a wrong guess then takes no card out of the count,
+    /// and the guessed poem, read later, is ruled on its card as if the guess had not been
+    /// made. (The poem is marked read, as the guess is most often right.)
+    pub fn judge_guess(&mut self, r: &Reading, events: &[Event]) -> Ruling {
+        self.rule(r, events, true)
+    }
+
+    fn rule(&mut self, r: &Reading, events: &[Event], guess: bool) -> Ruling {
         let mut draft = Draft::default();
-        let facts = self.gather(r, events, &mut draft);
+        let mut facts = self.gather(r, events, &mut draft);
+        facts.guess = guess;
         self.rule_take(r, &facts, &mut draft);
         self.rule_fouls(r, &facts, &mut draft);
         let owed = self.rule_sends(r, &facts, &mut draft);
@@ -360,6 +374,7 @@ impl Referee {
             read_maybe_unnamed,
             lost,
             sent_later,
+            guess: false,
             touches: Vec::new(),
             out_of_read: None,
             sends_done: Vec::new(),
@@ -465,6 +480,8 @@ struct Facts {
     read_maybe_unnamed: bool,
     /// Out of the playing area and not put back (19).
     lost: bool,
+    /// The poem is only a guess (`judge_guess`).
+    guess: bool,
     /// Cards each player sends during the window: touching them is not an otetsuki
     /// (25-1), for the sender nor, once the sender has touched it, for the receiver
     /// taking it in (the camera dates a send when the card settles, after that).

@@ -52,8 +52,16 @@ impl Referee {
                 "Both sides owed cards: {common} cancel on each side (25-4)."
             ));
         }
-        // The read card leaves the match once the reading is ruled on.
-        if !r.void && (f.in_play || f.lost) {
+        // The read card leaves the match once the reading is ruled on; the card of a
+        // guessed poem nobody took stays where it lies.
+        if f.guess && take.is_none() {
+            if f.in_play || f.lost {
+                draft.why.push(format!(
+                    "Poem {} is only a guess and nobody took it: its card stays in the count.",
+                    r.poem
+                ));
+            }
+        } else if !r.void && (f.in_play || f.lost) {
             self.cards.insert(r.poem, Location::Gone);
         }
         // A player cannot send more cards than they hold: whoever took their last card has won.
