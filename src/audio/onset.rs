@@ -58,11 +58,16 @@ const BACK_MAX_S: f64 = 0.35;
 const AFTER_VOICED_S: f64 = 0.015;
 
 /// The first moment of the sound that turns voiced at `voiced_s`, in seconds; `voiced_s`
-/// itself when too little of the recording lies before it to measure the noise.
-pub fn sound_start(samples: &[f32], rate_hz: u32, voiced_s: f64) -> f64 {
+/// itself when too little of the recording lies before it to measure the noise. The
+/// noise is measured from `quiet_from_s` on, where the speech before has ended (the
+/// previous shimo-no-ku, whose level and spread would hide a soft consonant), keeping at
+/// least NOISE_MIN_S of it.
+pub fn sound_start(samples: &[f32], rate_hz: u32, voiced_s: f64, quiet_from_s: f64) -> f64 {
     let rate = rate_hz as f64;
     let sample = |t: f64| ((t.max(0.0) * rate) as usize).min(samples.len());
-    let (s0, s1) = (sample(voiced_s - NOISE_FROM_S), sample(voiced_s + 0.25));
+    let noise_from = (voiced_s - NOISE_FROM_S)
+        .max(quiet_from_s.min(voiced_s - NOISE_TO_S - NOISE_MIN_S - WINDOW_S));
+    let (s0, s1) = (sample(noise_from), sample(voiced_s + 0.25));
     let Some((times, levels)) = band_levels(samples, rate_hz, s0, s1) else {
         return voiced_s;
     };
@@ -267,10 +272,46 @@ mod tests {
     #[test]
     fn a_hiss_under_the_murmur_starts_the_verse_not_its_vowel() {
         let x = verse_over_murmur(1.4);
-        let start = sound_start(&x, RATE, 1.46);
+        let start = sound_start(&x, RATE, 1.46, 0.0);
         assert!(
             (start - 1.4).abs() <= 0.015,
             "start at {start:.3} s, spoken at 1.400 s"
+        );
+    }
+
+    #[test]
+    fn a_hiss_after_the_last_verse_is_measured_against_the_pause_alone() {
+        // The verse of `verse_over_murmur` (hiss from 1.4 s, voiced from 1.46 s), after
+        // the previous verse's last kana said at pace up to 0.95 s: a vowel of turning
+        // pitch, each kana opening on a loud hiss. Measured against the pause alone the
+        // hiss is heard; with that speech taken into the noise, its level and spread
+        // hide it.
+        let mut x = verse_over_murmur(1.4);
+        let mut rng = ChaCha20Rng::seed_from_u64(9);
+        let at = |t: f64| (t * RATE as f64) as usize;
+        for (i, v) in x.iter_mut().enumerate().take(at(0.95)).skip(at(0.4)) {
+            let t = i as f32 / RATE as f32;
+            let kana = ((t - 0.4) / 0.18).floor();
+            let into = t - 0.4 - 0.18 * kana;
+            let f0 = 140.0 + 25.0 * (kana % 3.0);
+            *v += if into < 0.05 {
+                rng.gen_range(-1.0f32..1.0) * 0.06
+            } else {
+                (1..8)
+                    .map(|h| (2.0 * std::f32::consts::PI * f0 * h as f32 * t).sin() / h as f32)
+                    .sum::<f32>()
+                    * 0.1
+            };
+        }
+        let start = sound_start(&x, RATE, 1.46, 0.98);
+        assert!(
+            (start - 1.4).abs() <= 0.015,
+            "start at {start:.3} s, spoken at 1.400 s"
+        );
+        let hidden = sound_start(&x, RATE, 1.46, 0.0);
+        assert!(
+            hidden - 1.4 > 0.015,
+            "{hidden:.3} s with the speech as noise"
         );
     }
 
@@ -310,7 +351,7 @@ mod tests {
     #[test]
     fn a_first_verse_over_the_murmur_alone_is_not_started_early() {
         let early: Vec<f64> = (0..24)
-            .map(|seed| sound_start(&first_verse(seed), RATE, 0.61))
+            .map(|seed| sound_start(&first_verse(seed), RATE, 0.61, 0.0))
             .filter(|&s| s < 0.6 - 0.03)
             .collect();
         assert!(early.len() <= 1, "started more than 30 ms early: {early:?}");
@@ -360,6 +401,6 @@ mod tests {
     #[test]
     fn too_little_before_the_voice_gives_the_voicing_itself() {
         let x = verse_over_murmur(0.1);
-        assert_eq!(sound_start(&x, RATE, 0.16), 0.16);
+        assert_eq!(sound_start(&x, RATE, 0.16, 0.0), 0.16);
     }
 }

@@ -37,6 +37,11 @@ use std::path::Path;
 pub(super) const VOICING_MIN: f32 = 0.55;
 /// ... and its speech-band level is this far above the local floor, dB.
 pub(super) const ABOVE_FLOOR_DB: f32 = 8.0;
+/// The sound before a verse is looked for from this long before its voicing (its own
+/// first consonant lies nearer) ...
+const QUIET_BEFORE_S: f64 = 0.15;
+/// ... and the noise is measured from this long after that sound's last loud frame.
+const QUIET_AFTER_S: f64 = 0.03;
 /// The first kana is held about a second; a voiced run this long may open a verse.
 const HELD_MIN_S: f64 = 0.55;
 /// Inside a held kana a frame counts with this much voicing while its level stays up ...
@@ -189,6 +194,17 @@ impl Tracks {
             || self.f.high_db[i] > self.high_floor[i] + ABOVE_FLOOR_DB
     }
 
+    /// Where the sound before the speech that turns voiced at frame `voiced_start` last
+    /// stood over the floor (`active`), before that speech's own first sound may begin
+    /// (QUIET_BEFORE_S), s; 0 when nothing did.
+    fn quiet_from_s(&self, voiced_start: usize) -> f64 {
+        let to = voiced_start.saturating_sub(frames_of(QUIET_BEFORE_S));
+        (0..to.min(self.f.len()))
+            .rev()
+            .find(|&i| self.active(i))
+            .map_or(0.0, |i| frame_time(i) + QUIET_AFTER_S)
+    }
+
     /// A pause before frame `a`: no voiced frame in the PAUSE_BEFORE_S before it.
     pub(super) fn paused_before(&self, a: usize) -> bool {
         let a = a.min(self.voiced.len());
@@ -199,7 +215,12 @@ impl Tracks {
 /// The first sound of speech that turns voiced at frame `voiced_start`, s: the earlier
 /// of the band levels' rise (`sound_start`) and the periodic sound's (`periodic_start`).
 fn first_sound_s(samples: &[f32], rate_hz: u32, tr: &Tracks, voiced_start: usize) -> f64 {
-    let heard = sound_start(samples, rate_hz, frame_time(voiced_start));
+    let heard = sound_start(
+        samples,
+        rate_hz,
+        frame_time(voiced_start),
+        tr.quiet_from_s(voiced_start),
+    );
     periodic_start(tr, voiced_start, frames_of(PAUSE_BEFORE_S)).map_or(heard, |p| p.min(heard))
 }
 
@@ -271,7 +292,17 @@ pub fn heard_readings(
     let mut busy_until = 0usize;
     let mut last_inner_gap = 0usize;
     let mut verses: Vec<(Verse, Naming)> = Vec::new();
-    for &(a, b) in &openings {
+    // Each opening, then the pieces of a joined one after its first: the first piece may
+    // be other speech (a shimo-no-ku said in one voiced run just before the pause), tried
+    // alone when the joined run was passed over as a shimo-no-ku.
+    let tries = openings.iter().flat_map(|o| {
+        std::iter::once((o.start, o.end, None)).chain(o.rest.map(|r| (r, o.end, Some(o.start))))
+    });
+    let mut passed_as_shimo: Option<usize> = None;
+    for (a, b, joined_from) in tries {
+        if joined_from.is_some_and(|j| passed_as_shimo != Some(j)) {
+            continue;
+        }
         if a < busy_until || ((b - a) as f64) * HOP_S < HELD_MIN_S {
             continue;
         }
@@ -294,7 +325,9 @@ pub fn heard_readings(
                 continue;
             };
             let opens = openings.iter().any(|r| {
-                r.0 >= na && r.0 <= na + frames_of(0.05) && (r.1 - r.0) as f64 * HOP_S >= HELD_MIN_S
+                r.start >= na
+                    && r.start <= na + frames_of(0.05)
+                    && (r.end - r.start) as f64 * HOP_S >= HELD_MIN_S
             });
             if opens
                 || ((na - vb) as f64) * HOP_S > VERSE_SPLIT_GAP_MAX_S
@@ -354,6 +387,7 @@ pub fn heard_readings(
         // spectrum) opens a verse only when its sound names a poem (below).
         let opens_unheld = shimo_place && ratio >= flux_max;
         if opens_unheld && shimo_due {
+            passed_as_shimo = Some(a);
             continue;
         }
         let verse = verse_opened_at(samples, rate_hz, &tr, start_voiced, vb);
@@ -361,6 +395,7 @@ pub fn heard_readings(
         let seq = out.len() as u32 + 1;
         let named = name_poem(&verse, templates, &pool);
         if (shimo_due || opens_unheld) && named.poem.is_none() {
+            passed_as_shimo = Some(a);
             continue;
         }
         if let Some(p) = named.poem {
@@ -468,7 +503,8 @@ pub fn heard_readings(
             .map(|r| r.0)
             .min();
         if let Some(a) = found {
-            let s = sound_start(samples, rate_hz, frame_time(a)).max(frame_time(from));
+            let s = sound_start(samples, rate_hz, frame_time(a), tr.quiet_from_s(a))
+                .max(frame_time(from));
             out[k].shimo_start_s = Some(round_ms(s));
         }
     }

@@ -70,7 +70,7 @@ pub(super) fn opening_flux_ratio(f: &Frames, a: usize, end: usize, open: usize) 
 /// after it (breaks up to `HELD_BREAK_GAP_MAX_S`) while each sounds like it, as the
 /// pieces of one drawn-out vowel do (`HELD_BREAK_RATIO_MAX` of the first piece's own
 /// change), until the whole is as long as a held kana.
-pub(super) fn join_broken_held(tr: &Tracks, held_runs: &[(usize, usize)]) -> Vec<(usize, usize)> {
+pub(super) fn join_broken_held(tr: &Tracks, held_runs: &[(usize, usize)]) -> Vec<Opening> {
     let (held_min, piece_min) = (frames_of(HELD_MIN_S), frames_of(HELD_PIECE_MIN_S));
     let first_min = frames_of(HELD_FIRST_PIECE_MIN_S);
     let gap_max = frames_of(HELD_BREAK_GAP_MAX_S);
@@ -98,9 +98,10 @@ pub(super) fn join_broken_held(tr: &Tracks, held_runs: &[(usize, usize)]) -> Vec
             }
         }
         if b - a >= held_min || b - a < first_min || !after_pause {
-            out.push((a, b));
+            out.push(Opening::whole(a, b));
             continue;
         }
+        let first_end = b;
         let half = (b - a) / 2;
         let within = voiced_ceps_distance(tr, (a, a + half), (a + half, b));
         // A first piece with no voiced frame at all is a vowel too soft under the hall's
@@ -128,9 +129,39 @@ pub(super) fn join_broken_held(tr: &Tracks, held_runs: &[(usize, usize)]) -> Vec
             b = nb;
             k = j + 1;
         }
-        out.push((a, b));
+        // The pieces after the first, as a held kana of their own.
+        let rest = held_runs
+            .iter()
+            .find(|r| r.0 >= first_end)
+            .map(|r| r.0)
+            .filter(|&na| na < b && b - na >= held_min);
+        out.push(Opening {
+            start: a,
+            end: b,
+            rest,
+        });
     }
     out
+}
+
+/// A run that may open a verse (`join_broken_held`): frames `[start, end)`, and where it
+/// was joined from pieces, where its second piece starts, when the pieces from there are
+/// long enough to be a held kana of their own.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Opening {
+    pub start: usize,
+    pub end: usize,
+    pub rest: Option<usize>,
+}
+
+impl Opening {
+    fn whole(start: usize, end: usize) -> Self {
+        Opening {
+            start,
+            end,
+            rest: None,
+        }
+    }
 }
 
 /// Where the periodic sound that turns voiced at `voiced_start` began: frames before it

@@ -975,3 +975,30 @@ fn a_verse_heard_late_that_ran_on_into_its_shimo_no_ku_is_named_from_its_first_p
     ));
     assert_eq!(out, again);
 }
+
+#[test]
+fn a_held_kana_joined_from_pieces_keeps_its_later_pieces_as_an_opening_of_their_own() {
+    // A shimo-no-ku said in one voiced run (1.0-1.49 s: longer than a kana at pace, too
+    // short for a held kana), a 0.3 s pause, then a held kana from 1.79 s to 4.0 s. The
+    // two are joined as one broken held kana, and the held kana alone stays to be tried
+    // should the joined run be passed over as the shimo-no-ku.
+    let n = frames_of(5.0);
+    let mut voiced = vec![false; n];
+    let (shimo, held) = (
+        (frames_of(1.0), frames_of(1.49)),
+        (frames_of(1.79), frames_of(4.0)),
+    );
+    for (a, b) in [shimo, held] {
+        voiced[a..b].iter_mut().for_each(|v| *v = true);
+    }
+    let tr = voiced_only(voiced);
+    let openings = super::opening::join_broken_held(&tr, &[shimo, held]);
+    assert_eq!(openings.len(), 1, "{openings:?}");
+    let o = openings[0];
+    assert_eq!((o.start, o.end), (shimo.0, held.1), "{o:?}");
+    assert_eq!(o.rest, Some(held.0), "{o:?}");
+    // A held kana long enough alone is not joined, and has no other opening.
+    let alone = super::opening::join_broken_held(&tr, &[held]);
+    assert_eq!(alone.len(), 1);
+    assert_eq!(alone[0].rest, None);
+}
