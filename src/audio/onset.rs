@@ -120,7 +120,7 @@ pub fn sound_start(samples: &[f32], rate_hz: u32, voiced_s: f64, quiet_from_s: f
     let first = (last_zero + 1).min(times.len() - 1);
     // A window is stamped at its centre. The sound that lifts it out of the noise has
     // entered it a few ms before: on the tuning recordings the starts placed at the
-    // centre lie a median 1 ms from the spoken ones. (Placed at its trailing edge, half
+    // centre lie a median 2 ms before the spoken ones. (Placed at its trailing edge, half
     // a window earlier, they lay 9 ms early once the noise was measured in the pause
     // alone; with the previous verse's tail in the noise they came later, and that edge
     // put them 1 ms late.)

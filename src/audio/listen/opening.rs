@@ -101,7 +101,9 @@ pub(super) fn join_broken_held(tr: &Tracks, held_runs: &[(usize, usize)]) -> Vec
             out.push(Opening::whole(a, b));
             continue;
         }
-        let first_end = b;
+        // Where the first piece joined starts: the pieces from there are a held kana of
+        // their own should the first be other speech.
+        let mut second: Option<usize> = None;
         let half = (b - a) / 2;
         let within = voiced_ceps_distance(tr, (a, a + half), (a + half, b));
         // A first piece with no voiced frame at all is a vowel too soft under the hall's
@@ -126,15 +128,11 @@ pub(super) fn join_broken_held(tr: &Tracks, held_runs: &[(usize, usize)]) -> Vec
             if !alike {
                 break;
             }
+            second.get_or_insert(na);
             b = nb;
             k = j + 1;
         }
-        // The pieces after the first, as a held kana of their own.
-        let rest = held_runs
-            .iter()
-            .find(|r| r.0 >= first_end)
-            .map(|r| r.0)
-            .filter(|&na| na < b && b - na >= held_min);
+        let rest = second.filter(|&na| b - na >= held_min);
         out.push(Opening {
             start: a,
             end: b,
